@@ -1,0 +1,51 @@
+"""Results of running a contract's checks; the evidence every PR carries."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+CheckStatus = Literal["pass", "fail", "error", "timeout", "killed", "flaky", "not_run"]
+
+
+class TestCase(BaseModel):
+    id: str
+    """e.g. "tests/test_calc.py::test_add"."""
+    status: Literal["pass", "fail", "error", "skipped"]
+    file: str | None = None
+    line: int | None = None
+    message: str = ""
+
+
+class CheckResult(BaseModel):
+    name: str
+    command: str
+    status: CheckStatus
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    output: str = ""
+    """Head and tail of the combined output, capped."""
+    dropped_bytes: int = 0
+    """How much of the output was cut out of the middle."""
+    tests: list[TestCase] = Field(default_factory=list)
+    signature: str | None = None
+    """Normalised failure signature; equal signatures mean "the same failure again"."""
+    summary: str = ""
+    """What the model is shown: failed assertions, key frames, secrets redacted."""
+    reason: str = ""
+    """Why a check is `error`, `killed`, `timeout` or `not_run`, in words."""
+
+
+class CheckRun(BaseModel):
+    """All checks run at one point (baseline on the base commit, or after a change)."""
+
+    commit: str
+    results: list[CheckResult] = Field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.status == "pass" for r in self.results)
+
+    def result(self, name: str) -> CheckResult | None:
+        return next((r for r in self.results if r.name == name), None)

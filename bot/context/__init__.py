@@ -1,0 +1,1 @@
+"""Codebase understanding: index, retrieval and rendering into a token budget."""

@@ -1,0 +1,1 @@
+"""Task contracts: what a job must do, may touch, and how success is decided."""

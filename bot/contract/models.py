@@ -1,0 +1,100 @@
+"""The task contract: a reviewer-readable, harness-enforced description of one job."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ALWAYS_DENIED: tuple[str, ...] = (".git/**", ".github/workflows/**", ".github/ai-fix.yml")
+"""Paths no job may change, whatever the config or the issue says."""
+
+
+class Criterion(BaseModel):
+    text: str
+    origin: Literal["stated", "derived"]
+    """`stated` when it came from the issue, `derived` when ai-fix added it."""
+
+
+class Scope(BaseModel):
+    allow: list[str] = Field(default_factory=lambda: ["**"])
+    """Path globs a change may touch."""
+    deny: list[str] = Field(default_factory=lambda: list(ALWAYS_DENIED))
+    """Path globs a change may never touch; always includes ALWAYS_DENIED."""
+
+
+class Check(BaseModel):
+    name: str
+    run: str
+    """Shell command, run by the harness in the sandbox; never supplied by the model."""
+    timeout: int = 600
+    """Seconds before the whole process tree is killed."""
+    origin: Literal["config", "issue", "detected"] = "config"
+
+
+class Budget(BaseModel):
+    max_steps: int = 30
+    max_cost_usd: float = 3.0
+    max_wall_minutes: int = 30
+    max_files_changed: int = 10
+    max_lines_changed: int = 400
+    max_retries_same_failure: int = 2
+
+
+class SandboxConfig(BaseModel):
+    image: str = "python:3.12-slim"
+    network: Literal["none", "setup"] = "none"
+    """`setup`: network only while the setup commands run."""
+    pids: int = 512
+    memory_mb: int = 2048
+    cpus: float = 1.0
+
+
+class ModelConfig(BaseModel):
+    name: str | None = None
+    small: str | None = None
+
+
+class Provenance(BaseModel):
+    repo: str = ""
+    """"owner/name", or the local path in local mode."""
+    number: int | None = None
+    kind: Literal["issue", "retry", "review", "local"] = "local"
+    sender: str | None = None
+    sender_permission: str | None = None
+    author: str | None = None
+    author_permission: str | None = None
+    snapshot_at: str | None = None
+    """ISO-8601 time the issue snapshot was taken."""
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Contract field → where it came from (e.g. "checks": ".github/ai-fix.yml", "goal": "issue ## Goal")."""
+    untrusted: list[dict[str, str]] = Field(default_factory=list)
+    """Text kept as quoted data from authors without write access: {author, permission, excerpt}."""
+
+
+class Conventions(BaseModel):
+    files: dict[str, str] = Field(default_factory=dict)
+    """Instruction file path (AGENTS.md, CLAUDE.md, ...) → its text, read from the default branch."""
+
+
+class TaskContract(BaseModel):
+    status: Literal["ready", "needs_clarification"]
+    missing: list[str] = Field(default_factory=list)
+    title: str = ""
+    goal: str = ""
+    non_goals: list[str] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list)
+    acceptance_criteria: list[Criterion] = Field(default_factory=list)
+    scope: Scope = Field(default_factory=Scope)
+    checks: list[Check] = Field(default_factory=list)
+    setup: list[str] = Field(default_factory=list)
+    budget: Budget = Field(default_factory=Budget)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    feedback: list[str] = Field(default_factory=list)
+    """Reviewer feedback for this round (from `/agent retry` lines or review comments)."""
+    provenance: Provenance = Field(default_factory=Provenance)
+    conventions: Conventions = Field(default_factory=Conventions)
+
+    def check(self, name: str) -> Check | None:
+        return next((c for c in self.checks if c.name == name), None)

@@ -1,0 +1,1 @@
+"""Isolated places to run untrusted repository code."""

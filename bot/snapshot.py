@@ -1,0 +1,55 @@
+"""What triggered a job, frozen when the job starts: later edits by others cannot change it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+JobKind = Literal["issue", "retry", "review"]
+
+
+class Comment(BaseModel):
+    author: str
+    permission: str
+    """admin | maintain | write | triage | read | none, from the collaborator-permission API."""
+    body: str
+    created_at: str = ""
+
+
+class ReviewComment(BaseModel):
+    id: int
+    author: str
+    permission: str
+    body: str
+    path: str | None = None
+    line: int | None = None
+    diff_hunk: str = ""
+
+
+class Snapshot(BaseModel):
+    repo: str
+    """"owner/name"."""
+    number: int
+    """The issue number (for retry and review jobs: the issue the PR fixes, else the PR)."""
+    kind: JobKind
+    installation_id: int | None = None
+    clone_url: str = ""
+    default_branch: str = "main"
+    title: str = ""
+    body: str = ""
+    labels: list[str] = Field(default_factory=list)
+    author: str = ""
+    author_permission: str = "none"
+    sender: str = ""
+    sender_permission: str = "none"
+    comments: list[Comment] = Field(default_factory=list)
+    """Comments on the issue by people with write access (others are kept apart as untrusted)."""
+    untrusted_comments: list[Comment] = Field(default_factory=list)
+    pr_number: int | None = None
+    """The ai-fix PR a retry or review job iterates on."""
+    feedback: str = ""
+    """Extra lines of `/agent retry`."""
+    review_comments: list[ReviewComment] = Field(default_factory=list)
+    review_id: int | None = None
+    taken_at: str = ""

@@ -1,0 +1,1 @@
+"""The job's git checkout on the host: branch, checkpoints, diff and the patch gate."""

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sets up everything ai-fix and its tests need on a Debian machine: the sandbox tools and a venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for cmd in podman runc bwrap busybox; do command -v "$cmd" >/dev/null 2>&1 || need+=("$cmd"); done
+if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc bubblewrap busybox-static uidmap >/dev/null
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
