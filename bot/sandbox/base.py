@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -25,12 +26,30 @@ class Sandbox(Protocol):
 
     name: str
     workspace: Path
+    workdir: str
+    """Where the workspace appears inside the sandbox (paths in tracebacks start with it)."""
+    artifact_dir: str
+    """A directory inside the sandbox whose files the harness can read back (junit XML, reports)."""
 
     def start(self) -> None:
         """Bring the sandbox up (container started, bwrap prepared)."""
 
-    def exec(self, command: str, *, timeout: float, network: bool = False, output_cap: int = 65536) -> ExecResult:
-        """Run a shell command in the workspace; the whole process tree dies at the timeout."""
+    def exec(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        network: bool = False,
+        output_cap: int = 65536,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        """Run a shell command in the workspace; the whole process tree dies at the timeout.
+
+        `env` adds variables for this one command on top of the sandbox's allowlisted environment.
+        """
+
+    def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
+        """The file `name` in `artifact_dir`, or None when it is missing, not a regular file or over `limit`."""
 
     def close(self) -> None:
         """Tear the sandbox down; safe to call twice."""
