@@ -1,0 +1,1 @@
+"""Pull-request delivery: what a user sees of a run (PR, check run, progress comment, thread replies)."""

@@ -1,0 +1,43 @@
+"""What delivery remembers between rounds and across a worker's death (all harness-recorded data)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from bot.loop.result import Cost, Outcome
+from bot.snapshot import JobKind
+
+Phase = Literal["contract", "baseline", "round", "checks", "pull_request"]
+PHASES: tuple[Phase, ...] = ("contract", "baseline", "round", "checks", "pull_request")
+
+
+class RoundRecord(BaseModel):
+    """One finished round on a PR: the first run, a `/agent retry` or a review."""
+
+    n: int
+    kind: JobKind
+    outcome: Outcome
+    reason: str
+    head_sha: str = ""
+    steps: int = 0
+    files: int = 0
+    added: int = 0
+    removed: int = 0
+    cost: Cost = Field(default_factory=Cost)
+
+
+class Progress(BaseModel):
+    """The state the progress comment shows."""
+
+    issue_number: int
+    rounds: list[RoundRecord] = Field(default_factory=list)
+    """Rounds already finished, oldest first."""
+    round_n: int = 1
+    round_kind: JobKind = "issue"
+    current: Phase | None = "contract"
+    """The phase under way; None once the job is over."""
+    pr_url: str = ""
+    outcome: Outcome | None = None
+    reason: str = ""

@@ -1,0 +1,306 @@
+"""The pull-request body, rendered from recorded data (checks, diff, trace), never from the model's word.
+
+Text that the model or an issue author wrote is passed through `inert` and labelled as theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.checks.models import CheckResult, CheckRun
+from bot.contract.models import TaskContract
+from bot.delivery.markers import PR_KIND, marker
+from bot.delivery.models import RoundRecord
+from bot.delivery.safety import code_block, code_span, inert_line, inert_quote
+from bot.loop.result import Cost, RunResult
+
+BODY_LIMIT = 65_536
+"""GitHub refuses PR bodies and comments longer than this many characters."""
+
+STATUS_ICONS = {
+    "pass": "✅ pass",
+    "fail": "❌ fail",
+    "error": "⚠️ error",
+    "timeout": "⏱️ timeout",
+    "killed": "🛑 killed",
+    "flaky": "🔀 flaky",
+    "not_run": "➖ not run",
+}
+
+OUTCOME_WORDS = {
+    "accepted": "✅ **Accepted**: every contract check passes and the change is inside the contract's scope and limits.",
+    "handed_off": "🤝 **Handed off**: the change is not finished; what was done and what is left are under *Handoff*.",
+    "failed": "💥 **Failed**: the run stopped on an error outside the task; the work so far is on the branch.",
+    "needs_clarification": "❓ **Needs clarification**: the task cannot be checked as written.",
+}
+
+
+def status(result: CheckResult | None) -> str:
+    return STATUS_ICONS.get(result.status, result.status) if result else STATUS_ICONS["not_run"]
+
+
+def passing_checks(result: RunResult) -> int:
+    """How many of the contract's checks passed after the change."""
+    final = result.final
+    return sum(1 for c in result.contract.checks if final and (r := final.result(c.name)) and r.status == "pass")
+
+
+def transitions(baseline: CheckRun | None, final: CheckRun | None) -> tuple[list[str], list[str]]:
+    """(tests that went failing → passing, tests that went passing → failing), by test id."""
+    before = {t.id: t.status for r in (baseline.results if baseline else []) for t in r.tests}
+    after = {t.id: t.status for r in (final.results if final else []) for t in r.tests}
+    fixed = sorted(i for i, s in after.items() if s == "pass" and before.get(i) in ("fail", "error"))
+    broken = sorted(i for i, s in after.items() if s in ("fail", "error") and before.get(i) == "pass")
+    return fixed, broken
+
+
+def total_cost(result: RunResult, rounds: Sequence[RoundRecord]) -> Cost:
+    """This round's cost plus every earlier round's, so the PR shows what the whole change cost."""
+    costs = [r.cost for r in rounds] + [result.cost]
+    usd = None if any(c.usd is None for c in costs) else sum(c.usd or 0.0 for c in costs)
+    return Cost(
+        model=result.cost.model,
+        small_model=result.cost.small_model,
+        rounds=len(rounds) + 1,
+        input_tokens=sum(c.input_tokens for c in costs),
+        output_tokens=sum(c.output_tokens for c in costs),
+        cache_read_tokens=sum(c.cache_read_tokens for c in costs),
+        cache_write_tokens=sum(c.cache_write_tokens for c in costs),
+        usd=usd,
+        wall_s=sum(c.wall_s for c in costs),
+    )
+
+
+def render_pr_body(
+    result: RunResult,
+    *,
+    issue_number: int,
+    rounds: Sequence[RoundRecord] = (),
+    log_chars: int = 3000,
+) -> str:
+    """The whole PR body; logs shrink until it fits GitHub's limit, the marker always survives."""
+    while True:
+        body = "\n\n".join(_sections(result, issue_number, rounds, log_chars)) + "\n"
+        if len(body) <= BODY_LIMIT or log_chars == 0:
+            break
+        log_chars = log_chars // 4 if log_chars > 200 else 0
+    return body[:BODY_LIMIT]
+
+
+def _sections(result: RunResult, issue_number: int, rounds: Sequence[RoundRecord], log_chars: int) -> list[str]:
+    return [
+        marker(PR_KIND, issue_number),
+        _summary(result, rounds),
+        _contract(result.contract),
+        _changes(result),
+        _evidence(result, log_chars),
+        _not_verified(result),
+        _risks(result),
+        _rollback(result),
+        _handoff(result),
+        _cost(result, rounds),
+        f"Fixes #{issue_number}",
+    ]
+
+
+def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
+    passing = passing_checks(result)
+    lines = [
+        "## Summary",
+        "",
+        OUTCOME_WORDS[result.outcome],
+        "",
+        f"Why: {inert_line(result.reason)}",
+        "",
+        f"- Checks after the change: {passing} of {len(result.contract.checks)} pass"
+        + (f" (on the base commit: {_passing(result.baseline)})" if result.baseline else ""),
+        f"- {len(result.diff.files)} files changed, +{result.diff.added} −{result.diff.removed} lines",
+        f"- Round {len(rounds) + 1}" + (f" (earlier rounds: {', '.join(_round_line(r) for r in rounds)})" if rounds else ""),
+    ]
+    if result.plan and result.plan.steps:
+        lines += ["", "<details><summary>Plan recorded before the first edit</summary>", ""]
+        lines += [f"{i}. {inert_line(s.do)} (done when: {inert_line(s.done_when)})" for i, s in enumerate(result.plan.steps, 1)]
+        if result.plan.impact:
+            lines.append("\nExpected to change: " + ", ".join(code_span(p) for p in result.plan.impact))
+        lines += ["", "</details>"]
+    if result.model_summary.strip():
+        lines += ["", "The model's own summary (not verified by ai-fix; the evidence below is):", "", inert_quote(result.model_summary)]
+    return "\n".join(lines)
+
+
+def _passing(run: CheckRun | None) -> str:
+    results = run.results if run else []
+    return f"{sum(1 for r in results if r.status == 'pass')} of {len(results)} pass"
+
+
+def _round_line(r: RoundRecord) -> str:
+    return f"{r.n}: {r.kind} → {r.outcome}" + (f" at {r.head_sha[:7]}" if r.head_sha else "")
+
+
+def _contract(contract: TaskContract) -> str:
+    lines = ["## Task contract", "", "<details><summary>The contract this change was held to</summary>", ""]
+    lines.append(f"**Goal:** {inert_line(contract.goal) or '(none stated)'}")
+    for title, items in (("Non-goals", contract.non_goals), ("Constraints", contract.constraints)):
+        if items:
+            lines += ["", f"**{title}:**"] + [f"- {inert_line(i)}" for i in items]
+    if contract.acceptance_criteria:
+        lines += ["", "**Acceptance criteria:**"]
+        lines += [f"- {inert_line(c.text)} _({c.origin})_" for c in contract.acceptance_criteria]
+    if contract.feedback:
+        lines += ["", "**Reviewer feedback for this round:**"] + [f"- {inert_line(f)}" for f in contract.feedback]
+    lines += [
+        "",
+        "**Scope:** allow " + ", ".join(code_span(g) for g in contract.scope.allow)
+        + "; deny " + ", ".join(code_span(g) for g in contract.scope.deny),
+        "",
+        "**Checks:**",
+    ]
+    lines += [f"- {code_span(c.name)}: {code_span(c.run)} (timeout {c.timeout} s, from {c.origin})" for c in contract.checks]
+    b = contract.budget
+    lines += [
+        "",
+        f"**Limits:** {b.max_steps} steps, ${b.max_cost_usd:g}, {b.max_wall_minutes} min, "
+        f"{b.max_files_changed} files, {b.max_lines_changed} lines changed",
+        "",
+        "</details>",
+    ]
+    return "\n".join(lines)
+
+
+def _changes(result: RunResult) -> str:
+    if not result.diff.files:
+        return "## Changes\n\nNo files changed."
+    lines = ["## Changes", "", "| file | status | + | − |", "|---|---|---:|---:|"]
+    lines += [f"| {code_span(f.path)} | {f.status} | {f.added} | {f.removed} |" for f in result.diff.files]
+    lines.append(f"| **{len(result.diff.files)} files** | | **{result.diff.added}** | **{result.diff.removed}** |")
+    return "\n".join(lines)
+
+
+def _evidence(result: RunResult, log_chars: int) -> str:
+    lines = [
+        "## Evidence",
+        "",
+        "Checks run by ai-fix in a sandbox"
+        + (f", on the base commit {code_span(result.baseline.commit[:12])}" if result.baseline else "")
+        + (f" and after the change {code_span(result.final.commit[:12])}" if result.final else "")
+        + ":",
+        "",
+        "| check | command | base | after | duration |",
+        "|---|---|---|---|---:|",
+    ]
+    for check in result.contract.checks:
+        base = result.baseline.result(check.name) if result.baseline else None
+        after = result.final.result(check.name) if result.final else None
+        duration = f"{after.duration_s:.1f} s" if after and after.status != "not_run" else "–"
+        lines.append(f"| {code_span(check.name)} | {code_span(check.run)} | {status(base)} | {status(after)} | {duration} |")
+    fixed, broken = transitions(result.baseline, result.final)
+    if fixed:
+        lines += ["", f"**Tests that went from failing to passing ({len(fixed)}):**"] + [f"- {code_span(t)}" for t in fixed]
+    if broken:
+        lines += ["", f"**Tests that went from passing to failing ({len(broken)}):**"] + [f"- {code_span(t)}" for t in broken]
+    if log_chars:
+        lines += _logs(result, log_chars)
+    return "\n".join(lines)
+
+
+def _logs(result: RunResult, log_chars: int) -> list[str]:
+    out: list[str] = []
+    runs = [("base", result.baseline), ("after", result.final)]
+    for label, run in runs:
+        for r in run.results if run else []:
+            if label == "base" and r.status == "pass":
+                continue  # a passing baseline log says nothing the table does not
+            if not r.output.strip():
+                continue
+            out += ["", f"<details><summary>Log: {code_span(r.name)} {label} ({r.status})</summary>", "", trim_log(r, log_chars), "", "</details>"]
+    return out
+
+
+def trim_log(result: CheckResult, limit: int) -> str:
+    """The tail of a check's output (where failures are reported), fenced so it renders nothing."""
+    text = result.output
+    dropped = result.dropped_bytes
+    if len(text) > limit:
+        dropped += len(text) - limit
+        text = text[-limit:]
+        text = text.split("\n", 1)[1] if "\n" in text else text
+    note = f"[… {dropped} bytes of output cut …]\n" if dropped else ""
+    return code_block(note + text)
+
+
+def _not_verified(result: RunResult) -> str:
+    items = [(n.name, n.reason) for n in result.not_verified]
+    named = {name for name, _ in items}
+    for check in result.contract.checks:
+        after = result.final.result(check.name) if result.final else None
+        if check.name not in named and (after is None or after.status == "not_run"):
+            items.append((check.name, after.reason if after and after.reason else "not run after the change"))
+    if not items:
+        return "## Not verified\n\nEvery contract check ran after the change."
+    return "\n".join(["## Not verified", ""] + [f"- {code_span(name)}: {inert_line(reason)}" for name, reason in items])
+
+
+def _risks(result: RunResult) -> str:
+    lines = ["## Known risks", ""]
+    _, broken = transitions(result.baseline, result.final)
+    flaky = [r.name for r in (result.final.results if result.final else []) if r.status == "flaky"]
+    outside = sorted({f.path for f in result.diff.files} - set(result.plan.impact)) if result.plan and result.plan.impact else []
+    found = [f"- Tests that passed before and fail now: {', '.join(code_span(t) for t in broken)}"] if broken else []
+    found += [f"- Flaky checks (passed and failed on the same code): {', '.join(code_span(n) for n in flaky)}"] if flaky else []
+    found += [f"- Files changed outside the plan's expected impact: {', '.join(code_span(p) for p in outside)}"] if outside else []
+    found += [f"- {inert_line(r)} _(reported by the model)_" for r in result.risks]
+    return "\n".join(lines + (found or ["None recorded."]))
+
+
+def _rollback(result: RunResult) -> str:
+    branch = code_span(result.branch) if result.branch else "the PR branch"
+    base = f" (based on {code_span(result.base_sha[:12])})" if result.base_sha else ""
+    return "\n".join(
+        [
+            "## Rollback",
+            "",
+            f"Before merging: close this PR and delete {branch}{base}; nothing else was changed.",
+            "After merging: use GitHub's **Revert** button on this PR, or "
+            + code_span("git revert -m 1 <merge commit>")
+            + " (for a squash merge: " + code_span("git revert <squash commit>") + ").",
+        ]
+    )
+
+
+def _handoff(result: RunResult) -> str:
+    h = result.handoff
+    if result.accepted and not (h.not_done or h.ruled_out or h.question or h.next_steps):
+        return "## Handoff\n\nNothing left to hand off: every contract check passes. Review the diff and merge or comment."
+    lines = ["## Handoff"]
+    for title, items in (
+        ("Done", h.done),
+        ("Not done", h.not_done),
+        ("Approaches ruled out", h.ruled_out),
+        ("Next steps", h.next_steps),
+    ):
+        lines += ["", f"**{title}:**"] + ([f"- {inert_line(i)}" for i in items] or ["- (none recorded)"])
+    if h.question:
+        lines += ["", "**Question for you:**", "", inert_quote(h.question)]
+    lines += ["", "Comment `/agent retry` on this PR (with guidance on the lines below it) to start another round."]
+    return "\n".join(lines)
+
+
+def _cost(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
+    c = total_cost(result, rounds)
+    usd = f"${c.usd:.4f}" if c.usd is not None else "unknown (a model used is missing from the price table)"
+    models = code_span(c.model or "unknown") + (f" (small: {code_span(c.small_model)})" if c.small_model else "")
+    return "\n".join(
+        [
+            "## Cost",
+            "",
+            "| model | rounds | steps | tokens in | tokens out | cache read | cache write | dollars | wall time |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            f"| {models} | {c.rounds} | {result.steps + sum(r.steps for r in rounds)} | {c.input_tokens:,} | {c.output_tokens:,} "
+            f"| {c.cache_read_tokens:,} | {c.cache_write_tokens:,} | {usd} | {_duration(c.wall_s)} |",
+        ]
+    )
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
