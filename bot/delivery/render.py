@@ -9,10 +9,11 @@ from collections.abc import Sequence
 
 from bot.checks.models import CheckResult, CheckRun
 from bot.contract.models import TaskContract
-from bot.delivery.markers import PR_KIND, marker
+from bot.delivery.markers import PR_KIND, marker, rounds_record
 from bot.delivery.models import RoundRecord
 from bot.delivery.safety import code_block, code_span, inert_line, inert_quote
 from bot.loop.result import Cost, RunResult
+from bot.snapshot import JobKind
 
 BODY_LIMIT = 65_536
 """GitHub refuses PR bodies and comments longer than this many characters."""
@@ -71,16 +72,29 @@ def total_cost(result: RunResult, rounds: Sequence[RoundRecord]) -> Cost:
     )
 
 
+def record_round(result: RunResult, *, n: int, kind: JobKind) -> RoundRecord:
+    """What later rounds and the PR body keep of a finished round."""
+    return RoundRecord(
+        n=n, kind=kind, outcome=result.outcome, reason=result.reason, head_sha=result.head_sha, steps=result.steps,
+        files=len(result.diff.files), added=result.diff.added, removed=result.diff.removed, cost=result.cost,
+    )
+
+
 def render_pr_body(
     result: RunResult,
     *,
     issue_number: int,
     rounds: Sequence[RoundRecord] = (),
+    kind: JobKind = "issue",
     log_chars: int = 3000,
 ) -> str:
-    """The whole PR body; logs shrink until it fits GitHub's limit, the marker always survives."""
+    """The whole PR body; logs shrink until it fits GitHub's limit, the markers always survive.
+
+    `rounds` are the rounds finished before this one; the body records them plus this one.
+    """
     while True:
-        body = "\n\n".join(_sections(result, issue_number, rounds, log_chars)) + "\n"
+        history = rounds_record([*rounds, record_round(result, n=len(rounds) + 1, kind=kind)])
+        body = "\n\n".join([marker(PR_KIND, issue_number), history, *_sections(result, issue_number, rounds, log_chars)]) + "\n"
         if len(body) <= BODY_LIMIT or log_chars == 0:
             break
         log_chars = log_chars // 4 if log_chars > 200 else 0
@@ -89,10 +103,9 @@ def render_pr_body(
 
 def _sections(result: RunResult, issue_number: int, rounds: Sequence[RoundRecord], log_chars: int) -> list[str]:
     return [
-        marker(PR_KIND, issue_number),
         _summary(result, rounds),
         _contract(result.contract),
-        _changes(result),
+        _changes(result, rounds),
         _evidence(result, log_chars),
         _not_verified(result),
         _risks(result),
@@ -167,10 +180,17 @@ def _contract(contract: TaskContract) -> str:
     return "\n".join(lines)
 
 
-def _changes(result: RunResult) -> str:
+def _changes(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
+    lines = ["## Changes", ""]
+    if rounds:
+        lines += [
+            f"Round {len(rounds) + 1}'s change, on top of {code_span(result.base_sha[:7])} "
+            "(the pull request's whole diff is in its *Files changed* tab):",
+            "",
+        ]
     if not result.diff.files:
-        return "## Changes\n\nNo files changed."
-    lines = ["## Changes", "", "| file | status | + | − |", "|---|---|---:|---:|"]
+        return "\n".join(lines + ["No files changed."])
+    lines += ["| file | status | + | − |", "|---|---|---:|---:|"]
     lines += [f"| {code_span(f.path)} | {f.status} | {f.added} | {f.removed} |" for f in result.diff.files]
     lines.append(f"| **{len(result.diff.files)} files** | | **{result.diff.added}** | **{result.diff.removed}** |")
     return "\n".join(lines)
@@ -181,7 +201,7 @@ def _evidence(result: RunResult, log_chars: int) -> str:
         "## Evidence",
         "",
         "Checks run by ai-fix in a sandbox"
-        + (f", on the base commit {code_span(result.baseline.commit[:12])}" if result.baseline else "")
+        + (f", before the change on {code_span(result.baseline.commit[:12])}" if result.baseline else "")
         + (f" and after the change {code_span(result.final.commit[:12])}" if result.final else "")
         + ":",
         "",

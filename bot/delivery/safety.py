@@ -103,6 +103,10 @@ def _prose(text: str) -> str:
             url = url.rstrip(".,;:!?*_~'")
             tail = m.group(0)[len(url) :]
             out.append((_escape(url) if is_github_url(url) else code_span(url)) + _escape(tail))
+        elif m.group("closing") is not None:
+            # Keyword and reference in separate spans: no "fixes #N" text left for any parser to act on.
+            keyword, _, ref = m.group(0).rpartition(" ")
+            out.append(f"{code_span(keyword.strip())} {code_span(ref)}")
         else:
             out.append(code_span(m.group(0)))
         pos = m.end()

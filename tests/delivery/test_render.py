@@ -3,7 +3,7 @@ import re
 from bot.checks.models import CheckResult
 from bot.checks.models import TestCase as Case
 from bot.delivery.checkrun import ANNOTATIONS_PER_REQUEST, render_check_run
-from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker
+from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker, read_rounds
 from bot.delivery.models import Progress, RoundRecord
 from bot.delivery.progress import render_progress
 from bot.delivery.render import BODY_LIMIT, render_pr_body
@@ -40,8 +40,8 @@ def test_model_claims_are_labelled_and_inert() -> None:
     body = render_pr_body(result, issue_number=7)
     assert "The model's own summary (not verified by ai-fix" in body
     assert "> All tests pass! !&#91;x&#93;(`https://evil.example/p.png)`" in body
-    assert "`Fixes #1`" in body and "`@boss`" in body and "`https://evil.example`" in body
-    assert re.findall(r"(?m)^Fixes #\d+", body) == ["Fixes #7"]
+    assert "`Fixes` `#1`" in body and "`@boss`" in body and "`https://evil.example`" in body
+    assert re.findall(r"(?i)\bfixes\s+#\d+", body) == ["Fixes #7"]
 
 
 def test_failing_run_shows_handoff_and_unverified_checks() -> None:
@@ -61,6 +61,17 @@ def test_cost_adds_up_every_round_and_admits_unknown_prices() -> None:
     assert "| 2 | 7 | 13,000 | 810 | 9,000 |" in row and "$0.0612" in row and "2 min 15 s" in row
     unknown = render_pr_body(accepted(cost=Cost(usd=None)), issue_number=7)
     assert "unknown (a model used is missing from the price table)" in unknown
+
+
+def test_the_body_records_every_round_for_the_next_job() -> None:
+    earlier = RoundRecord(n=1, kind="issue", outcome="handed_off", reason="checks fail --> <b>", head_sha="c" * 40, cost=Cost(usd=1e-05))
+    body = render_pr_body(accepted(), issue_number=7, rounds=[earlier], kind="retry")
+    history = read_rounds(body)
+    assert [(r.n, r.kind, r.outcome) for r in history] == [(1, "issue", "handed_off"), (2, "retry", "accepted")]
+    assert history[0].reason == "checks fail --> <b>" and history[0].cost.usd == 1e-05 and history[1].head_sha == "b" * 40
+    assert body.count("-->") == 2  # only the two hidden comments' own ends
+    assert "Round 2's change, on top of `aaaaaaa`" in body
+    assert read_rounds(body.replace('"n":1', '"n":"x"')) == [] and read_rounds("no record") == []
 
 
 def test_huge_logs_are_cut_to_fit_githubs_limit_and_keep_the_marker() -> None:

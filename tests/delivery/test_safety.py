@@ -41,7 +41,8 @@ def test_github_links_stay_clickable() -> None:
 
 def test_mentions_closing_keywords_and_fake_markers_are_defused() -> None:
     out = inert("thanks @octocat; Fixes #12 and closes o/r#3 <!-- ai-fix:pr issue=99 -->")
-    assert "`@octocat`" in out and "`Fixes #12`" in out and "`closes o/r#3`" in out
+    assert "`@octocat`" in out and "`Fixes` `#12`" in out and "`closes` `o/r#3`" in out
+    assert not re.search(r"(?i)\b(?:fix(?:es)?|closes?)\s+\S*#\d", out)
     assert find_marker(out, PR_KIND) is None
     assert find_marker(marker(PR_KIND, 7) + "\n" + out, PR_KIND) == 7
 

@@ -1,0 +1,220 @@
+"""Everything delivery writes to GitHub, through githubkit; every text passes `safe_outgoing` here.
+
+This adapter is the one place outgoing text leaves the process, so redaction cannot be forgotten by
+a caller: a text that cannot be redacted raises RedactionError before any request is made. Retries
+with backoff on 5xx and rate limits come from the client the queue builds for the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from githubkit.exception import RequestFailed
+from pydantic import BaseModel
+
+from bot.delivery.checkrun import CHECK_NAME, CheckRunOutput
+from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker
+from bot.delivery.safety import safe_outgoing
+from bot.errors import GitHubError
+from bot.github.client import RepoClient
+
+HANDOFF_LABEL = "ai-fix:handoff"
+REPLY_KIND = "reply"
+
+_READY = "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }"
+_DRAFT = "mutation($id: ID!) { convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { isDraft } } }"
+
+
+class PullRef(BaseModel):
+    number: int
+    node_id: str
+    html_url: str
+    draft: bool
+    head_ref: str
+    state: str = "open"
+
+
+def _pull(data: dict[str, Any]) -> PullRef:
+    return PullRef(
+        number=data["number"],
+        node_id=data.get("node_id", ""),
+        html_url=data.get("html_url", ""),
+        draft=bool(data.get("draft")),
+        head_ref=(data.get("head") or {}).get("ref", ""),
+        state=data.get("state", "open"),
+    )
+
+
+class Refused(Exception):
+    """GitHub answered with a status a caller asked to handle itself (e.g. 422 "already exists")."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{status} {message}")
+        self.status = status
+        self.message = message
+
+
+@contextmanager
+def expecting(*statuses: int) -> Iterator[None]:
+    """Turn the given error statuses into `Refused` for the caller; others propagate as they are."""
+    try:
+        yield
+    except RequestFailed as exc:
+        if exc.response.status_code not in statuses:
+            raise
+        try:
+            data = exc.response.raw_response.json()
+            details = " ".join(str(e.get("message", "")) for e in data.get("errors", []) if isinstance(e, dict))
+            message = f"{data.get('message', '')} {details}".strip()
+        except (ValueError, AttributeError):
+            message = exc.response.raw_response.text
+        raise Refused(exc.response.status_code, message[:500]) from None
+
+
+class GitHubOutput:
+    """Writes one job's output into its repository through the job's installation-scoped client."""
+
+    def __init__(self, client: RepoClient, *, secrets: Callable[[], Iterable[str]]) -> None:
+        self.client = client
+        self.gh = client.rest
+        self.owner, self.name = client.owner, client.name
+        self._secrets = secrets
+
+    def _safe(self, text: str) -> str:
+        return safe_outgoing(text, self._secrets())
+
+    # Pull request -------------------------------------------------------------------------------
+
+    def find_pr(self, issue_number: int, branch: str) -> PullRef | None:
+        """The one PR for this issue: its branch and marker, open first; a closed one is not reused."""
+        exact = self.gh.rest.pulls.list(self.owner, self.name, head=f"{self.owner}:{branch}", state="open").json()
+        for data in exact:
+            if find_marker(data.get("body"), PR_KIND) == issue_number:
+                return _pull(data)
+        # The title (and so the branch slug) may have changed since the PR was opened.
+        prefix = f"ai-fix/{issue_number}-"
+        for page in range(1, 11):
+            pulls = self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page).json()
+            for data in pulls:
+                if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(data.get("body"), PR_KIND) == issue_number:
+                    return _pull(data)
+            if len(pulls) < 100:
+                break
+        return None
+
+    def get_pr(self, number: int) -> PullRef:
+        return _pull(self.client.get_pull(number))
+
+    def upsert_pr(self, *, issue_number: int, branch: str, base: str, title: str, body: str, existing: PullRef | None) -> PullRef:
+        """Open a draft PR, or update the body of the existing one; "already exists" means find and update it."""
+        title, body = self._safe(title), self._safe(body)
+        pr = existing or self.find_pr(issue_number, branch)
+        if pr is None:
+            try:
+                with expecting(422):
+                    data = self.gh.rest.pulls.create(self.owner, self.name, title=title, head=branch, base=base, body=body, draft=True).json()
+                return _pull(data)
+            except Refused as exc:
+                if "already exists" not in exc.message:
+                    raise GitHubError(f"GitHub refused to open the pull request for {branch}: {exc.message}") from None
+                pr = self.find_pr(issue_number, branch)
+                if pr is None:
+                    raise GitHubError(
+                        f"GitHub says a pull request for {branch} exists but none carries ai-fix's marker for #{issue_number}; "
+                        "close it or delete the branch, then retry"
+                    ) from exc
+        data = self.gh.rest.pulls.update(self.owner, self.name, pr.number, title=title, body=body).json()
+        return _pull(data)
+
+    def request_review(self, pr: PullRef, login: str) -> bool:
+        """Ask the person who triggered the run to review; False when GitHub will not (e.g. not a collaborator)."""
+        if not login:
+            return False
+        try:
+            with expecting(422):
+                self.gh.rest.pulls.request_reviewers(self.owner, self.name, pr.number, reviewers=[login])
+        except Refused:
+            return False
+        return True
+
+    def set_ready(self, pr: PullRef, ready: bool) -> PullRef:
+        """Draft ↔ ready through GraphQL (REST ignores `draft` on update); no call when already there."""
+        if pr.draft != ready:
+            return pr
+        self.gh.graphql(_READY if ready else _DRAFT, {"id": pr.node_id})
+        return pr.model_copy(update={"draft": not ready})
+
+    def set_handoff_label(self, pr: PullRef, on: bool) -> None:
+        if on:
+            self.gh.rest.issues.add_labels(self.owner, self.name, pr.number, labels=[HANDOFF_LABEL])
+            return
+        try:
+            with expecting(404):
+                self.gh.rest.issues.remove_label(self.owner, self.name, pr.number, HANDOFF_LABEL)
+        except Refused:
+            pass  # the label was not there, which is what we want
+
+    # Check run ---------------------------------------------------------------------------------
+
+    def publish_check_run(self, head_sha: str, output: CheckRunOutput, *, details_url: str = "") -> int:
+        """One `ai-fix` check run per head commit (updated on a re-run); annotations go 50 per request."""
+        batches = output.batches()
+        payload = {
+            "title": self._safe(output.title),
+            "summary": self._safe(output.summary),
+            "text": self._safe(output.text),
+            "annotations": [self._safe_annotation(a) for a in batches[0]],
+        }
+        extra = {"details_url": details_url} if details_url else {}
+        existing = self.gh.rest.checks.list_for_ref(self.owner, self.name, head_sha, check_name=CHECK_NAME).json()
+        runs = existing.get("check_runs", [])
+        if runs:
+            run_id = runs[0]["id"]
+            self.gh.rest.checks.update(
+                self.owner, self.name, run_id, status="completed", conclusion=output.conclusion, output=payload, **extra
+            )
+        else:
+            run_id = self.gh.rest.checks.create(
+                self.owner, self.name, name=CHECK_NAME, head_sha=head_sha, status="completed",
+                conclusion=output.conclusion, output=payload, **extra,
+            ).json()["id"]
+        for batch in batches[1:]:
+            more = {"title": payload["title"], "summary": payload["summary"], "annotations": [self._safe_annotation(a) for a in batch]}
+            self.gh.rest.checks.update(self.owner, self.name, run_id, output=more)
+        return int(run_id)
+
+    def _safe_annotation(self, annotation: dict[str, Any]) -> dict[str, Any]:
+        return {k: self._safe(v) if isinstance(v, str) else v for k, v in annotation.items()}
+
+    # Comments ----------------------------------------------------------------------------------
+
+    def upsert_progress(self, issue_number: int, body: str, comment_id: int | None) -> int:
+        """The one progress comment (found by its marker), edited in place; created only when there is none."""
+        body = self._safe(body)
+        if comment_id is None:
+            comment_id = self._find_progress(issue_number)
+        if comment_id is not None:
+            try:
+                with expecting(404):
+                    self.gh.rest.issues.update_comment(self.owner, self.name, comment_id, body=body)
+                return comment_id
+            except Refused:
+                pass  # someone deleted it: post a new one
+        return int(self.client.create_comment(issue_number, body)["id"])
+
+    def _find_progress(self, issue_number: int) -> int | None:
+        for c in self.client.list_issue_comments(issue_number):
+            if (c.get("user") or {}).get("type") == "Bot" and find_marker(c.get("body"), PROGRESS_KIND) == issue_number:
+                return int(c["id"])
+        return None
+
+    def reply_once(self, pr: PullRef, comment_id: int, body: str, *, key: str) -> bool:
+        """Reply in a review thread unless a reply with this key is already there (a redelivered review)."""
+        tag = f"<!-- ai-fix:{REPLY_KIND} {key} -->"
+        comments = self.client.list_review_comments(pr.number)
+        if any(c.get("in_reply_to_id") == comment_id and tag in (c.get("body") or "") for c in comments):
+            return False
+        self.gh.rest.pulls.create_reply_for_review_comment(self.owner, self.name, pr.number, comment_id, body=self._safe(f"{tag}\n{body}"))
+        return True
