@@ -10,7 +10,13 @@ class FileChange(BaseModel):
     added: int
     removed: int
     status: str = "M"
-    """git's letter: A added, M modified, D deleted."""
+    """git's letter: A added, M modified, D deleted, T type changed."""
+    old_mode: str = ""
+    """git's mode at the base ("100644", "100755", "120000" symlink, "160000" submodule); empty when added."""
+    new_mode: str = ""
+    """git's mode after the change; empty when deleted."""
+    binary: bool = False
+    """git saw binary content (added and removed are then 0)."""
 
 
 class DiffStats(BaseModel):
