@@ -1,0 +1,1 @@
+"""The model layer: one `Model` protocol and its backends (Anthropic, replay, scripted)."""
