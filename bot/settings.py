@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     """Sandbox backend: auto | podman | docker | bwrap | none."""
     work_dir: Path = Path("ai-fix-work")
     """Where job workspaces and traces are kept on the host."""
+    pipeline: str = "bot.queue.pipeline:SnapshotOnly"
+    """What a job runs after its snapshot: "module:factory", the factory takes the settings and returns a Pipeline."""
 
     @model_validator(mode="after")
     def _key_sources(self) -> "Settings":

@@ -1,0 +1,156 @@
+"""The GitHub App (JWT) and a per-job client for one repository (installation token scoped to it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import httpx
+from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit.exception import GitHubException, RequestFailed
+from pydantic import SecretStr
+
+from bot.errors import GitHubError
+from bot.github.retry import RetryPolicy
+from bot.settings import Settings
+
+T = TypeVar("T")
+PER_PAGE = 100
+ROLES = ("admin", "maintain", "write", "triage", "read")
+
+
+class GitHubStatusError(GitHubError):
+    """GitHub answered a call with an error status after its retries."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@contextmanager
+def _calling(what: str) -> Iterator[None]:
+    """Turn githubkit's errors into GitHubError; the message names the call and status, never headers or tokens."""
+    try:
+        yield
+    except RequestFailed as exc:
+        status = exc.response.status_code
+        try:
+            message = str(exc.response.raw_response.json().get("message", ""))[:200]
+        except ValueError:
+            message = ""
+        hint = {401: "the App's credentials were refused; check AIFIX_APP_ID and the private key",
+                403: "the App lacks a permission or hit a rate limit; check app.yml's permissions",
+                404: "not found, or the App is not installed on it"}.get(status, "GitHub failed; it will be retried later")
+        raise GitHubStatusError(f"GitHub {what} answered {status} {message!r}: {hint}", status) from None
+    except GitHubException as exc:
+        raise GitHubError(f"GitHub {what} failed ({exc.__class__.__name__}); check AIFIX_GITHUB_API_URL and the network") from None
+
+
+class RepoClient:
+    """The calls ai-fix makes on one repository, authenticated with an installation token scoped to it.
+
+    `rest` is the underlying githubkit client for calls not wrapped here; `token` is for `git push`.
+    """
+
+    def __init__(self, rest: GitHub[Any], repo: str, token: SecretStr, expires_at: str = "") -> None:
+        self.rest = rest
+        self.repo = repo
+        self.owner, self.name = repo.split("/", 1)
+        self.token = token
+        self.expires_at = expires_at
+
+    def _json(self, what: str, call: Callable[[], Any]) -> Any:
+        with _calling(what):
+            return call().json()
+
+    def _pages(self, what: str, call: Callable[[int], Any]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            batch = self._json(what, lambda: call(page))
+            items.extend(batch)
+            if len(batch) < PER_PAGE:
+                return items
+            page += 1
+
+    def permission(self, username: str) -> str:
+        """admin | maintain | write | triage | read | none, from the collaborator-permission API."""
+        try:
+            with _calling(f"GET permission of {username} on {self.repo}"):
+                data = self.rest.rest.repos.get_collaborator_permission_level(self.owner, self.name, username).json()
+        except GitHubStatusError as exc:
+            if exc.status == 404:
+                return "none"
+            raise
+        role = data.get("role_name")
+        return role if role in ROLES else (data.get("permission") or "none")
+
+    def react_to_issue(self, number: int, content: str = "eyes") -> None:
+        self._json(f"POST reaction on {self.repo}#{number}",
+                   lambda: self.rest.rest.reactions.create_for_issue(self.owner, self.name, number, content=content))
+
+    def react_to_comment(self, comment_id: int, content: str = "eyes") -> None:
+        self._json(f"POST reaction on comment {comment_id} in {self.repo}",
+                   lambda: self.rest.rest.reactions.create_for_issue_comment(self.owner, self.name, comment_id, content=content))
+
+    def get_issue(self, number: int) -> dict[str, Any]:
+        return self._json(f"GET {self.repo}#{number}", lambda: self.rest.rest.issues.get(self.owner, self.name, number))
+
+    def list_issue_comments(self, number: int) -> list[dict[str, Any]]:
+        return self._pages(
+            f"GET comments of {self.repo}#{number}",
+            lambda page: self.rest.rest.issues.list_comments(self.owner, self.name, number, per_page=PER_PAGE, page=page),
+        )
+
+    def get_pull(self, number: int) -> dict[str, Any]:
+        return self._json(f"GET pull request {self.repo}#{number}", lambda: self.rest.rest.pulls.get(self.owner, self.name, number))
+
+    def list_review_comments(self, number: int) -> list[dict[str, Any]]:
+        return self._pages(
+            f"GET review comments of {self.repo}#{number}",
+            lambda page: self.rest.rest.pulls.list_review_comments(self.owner, self.name, number, per_page=PER_PAGE, page=page),
+        )
+
+    def create_comment(self, number: int, body: str) -> dict[str, Any]:
+        return self._json(f"POST comment on {self.repo}#{number}",
+                          lambda: self.rest.rest.issues.create_comment(self.owner, self.name, number, body=body))
+
+
+class GitHubApp:
+    """The App itself: signs JWTs and mints installation tokens for one repository at a time."""
+
+    def __init__(
+        self,
+        app_id: int,
+        private_key: str,
+        *,
+        base_url: str = "https://api.github.com",
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.app_id = app_id
+        self.base_url = base_url.rstrip("/") + "/"
+        self._options: dict[str, Any] = {
+            "base_url": self.base_url,
+            "auto_retry": retry or RetryPolicy(),
+            "transport": transport,
+            "timeout": timeout,
+            "user_agent": "ai-fix",
+        }
+        self.app = GitHub(AppAuthStrategy(app_id, private_key), **self._options)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> "GitHubApp":
+        if settings.app_id is None:
+            raise GitHubError("AIFIX_APP_ID is not set: the App cannot authenticate")
+        return cls(settings.app_id, settings.app_private_key(), base_url=settings.github_api_url, **kwargs)
+
+    def for_repo(self, installation_id: int, repo: str) -> RepoClient:
+        """A client whose installation token reaches only `repo` (one token per job, valid for an hour)."""
+        name = repo.split("/", 1)[1]
+        with _calling(f"POST access token for installation {installation_id}"):
+            data = self.app.rest.apps.create_installation_access_token(installation_id, repositories=[name]).json()
+        token = data["token"]
+        return RepoClient(GitHub(TokenAuthStrategy(token), **self._options), repo, SecretStr(token), data.get("expires_at", ""))

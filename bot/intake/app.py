@@ -1,0 +1,187 @@
+"""The HTTP adapter: POST /webhook over the sans-I/O core, plus /healthz, /tasks and /metrics.
+
+`create_app` takes every adapter as a parameter (store, GitHub, pipeline) so tests and later
+subsystems swap them without patching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, get_args
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from bot.errors import StoreUnavailable
+from bot.intake.events import MalformedDelivery, parse_event
+from bot.intake.metrics import Metrics
+from bot.intake.signature import InvalidSignature, verify_signature
+from bot.intake.triggers import decide
+from bot.queue.intake import Incoming, IntakeWriter
+from bot.queue.models import Job, JobStatus
+from bot.queue.pipeline import Pipeline, SnapshotOnly
+from bot.queue.store import Store
+from bot.queue.worker import GitHubApps, WorkerConfig, WorkerPool
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 25 * 1024 * 1024
+"""GitHub caps payloads at 25 MB; anything larger is not from GitHub."""
+
+
+async def _read_limited(request: Request, limit: int) -> bytes | None:
+    """The body, or None as soon as it is known to exceed `limit` (without reading the rest)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _task_json(job: Job, *, full: bool) -> dict[str, Any]:
+    data = job.model_dump(exclude=None if full else {"snapshot", "state"})
+    data["events"] = [e.model_dump() for e in job.events]
+    return data
+
+
+def create_app(
+    settings: Settings,
+    *,
+    store: Store,
+    github: GitHubApps | None = None,
+    pipeline: Pipeline | None = None,
+    workers: int | None = None,
+    worker_config: WorkerConfig = WorkerConfig(),
+    max_body: int = MAX_BODY,
+) -> Starlette:
+    """The ASGI app. Without `github` it only takes deliveries in (no workers run in this process)."""
+    secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
+    admin = settings.admin_token.get_secret_value() if settings.admin_token else ""
+    metrics = Metrics()
+    writer = IntakeWriter(store)
+    pool = (
+        WorkerPool(store, github, pipeline or SnapshotOnly(settings), settings, workers=workers, config=worker_config)
+        if github is not None
+        else None
+    )
+
+    def answer(event: str, outcome: str, started: float, status: int, body: dict[str, Any]) -> JSONResponse:
+        metrics.observe(event, outcome, time.perf_counter() - started)
+        return JSONResponse(body, status_code=status)
+
+    async def webhook(request: Request) -> Response:
+        started = time.perf_counter()
+        event_name = request.headers.get("x-github-event", "") or "unknown"
+        body = await _read_limited(request, max_body)
+        if body is None:
+            return answer(event_name, "too_large", started, 413, {"error": f"payload larger than {max_body} bytes"})
+        try:
+            verify_signature(body, request.headers.get("x-hub-signature-256"), secret)
+        except InvalidSignature as exc:
+            return answer(event_name, "unauthorized", started, 401, {"error": str(exc)})
+        try:
+            event = parse_event(request.headers, body)
+        except MalformedDelivery as exc:
+            return answer(event_name, "malformed", started, 400, {"error": str(exc)})
+        decision = decide(event, trigger_label=settings.trigger_label, app_id=settings.app_id)
+        item = Incoming(event=event, body=body, decision=decision, received_at=time.time())
+        try:
+            ack = await asyncio.wrap_future(writer.submit(item))
+        except StoreUnavailable as exc:
+            log.error("delivery %s refused: %s", event.delivery_id, exc)
+            return answer(event.name, "unavailable", started, 503, {"error": "job store unavailable; GitHub can redeliver later"})
+        status = 200 if ack.outcome in ("ping", "duplicate") else 202
+        return answer(event.name, ack.outcome, started, status, {"outcome": ack.outcome, "job_id": ack.job_id, "reason": ack.reason})
+
+    async def healthz(request: Request) -> Response:
+        try:
+            await run_in_threadpool(store.ping)
+        except StoreUnavailable as exc:
+            return JSONResponse({"ok": False, "error": str(exc)}, status_code=503)
+        return JSONResponse({"ok": True})
+
+    def authorized(request: Request) -> Response | None:
+        if not admin:
+            return JSONResponse({"error": "disabled: set AIFIX_ADMIN_TOKEN to enable this endpoint"}, status_code=404)
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {admin}".encode()):
+            return JSONResponse({"error": "send Authorization: Bearer $AIFIX_ADMIN_TOKEN"}, status_code=401)
+        return None
+
+    async def tasks(request: Request) -> Response:
+        if (refused := authorized(request)) is not None:
+            return refused
+        status = request.query_params.get("status") or None
+        if status is not None and status not in get_args(JobStatus):
+            return JSONResponse({"error": f"status must be one of {', '.join(get_args(JobStatus))}"}, status_code=400)
+        limit_text = request.query_params.get("limit", "50")
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= 1000:
+            return JSONResponse({"error": "limit must be a number from 1 to 1000"}, status_code=400)
+        try:
+            jobs = await run_in_threadpool(store.list_jobs, status, int(limit_text))
+        except StoreUnavailable as exc:
+            return JSONResponse({"error": str(exc)}, status_code=503)
+        return JSONResponse({"tasks": [_task_json(job, full=False) for job in jobs]})
+
+    async def task(request: Request) -> Response:
+        if (refused := authorized(request)) is not None:
+            return refused
+        try:
+            job = await run_in_threadpool(store.get_job, int(request.path_params["task_id"]))
+        except StoreUnavailable as exc:
+            return JSONResponse({"error": str(exc)}, status_code=503)
+        if job is None:
+            return JSONResponse({"error": "no such task"}, status_code=404)
+        return JSONResponse(_task_json(job, full=True))
+
+    async def metrics_endpoint(request: Request) -> Response:
+        if (refused := authorized(request)) is not None:
+            return refused
+        try:
+            jobs = await run_in_threadpool(store.job_counts)
+        except StoreUnavailable as exc:
+            return JSONResponse({"error": str(exc)}, status_code=503)
+        return PlainTextResponse(metrics.render(jobs), media_type="text/plain; version=0.0.4")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await run_in_threadpool(store.init_schema)
+        writer.start()
+        if pool is not None:
+            pool.start()
+        try:
+            yield
+        finally:
+            writer.stop()
+            if pool is not None:
+                await run_in_threadpool(pool.stop)
+
+    app = Starlette(
+        routes=[
+            Route("/webhook", webhook, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/tasks", tasks, methods=["GET"]),
+            Route("/tasks/{task_id:int}", task, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.store = store
+    app.state.pool = pool
+    app.state.metrics = metrics
+    return app

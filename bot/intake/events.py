@@ -1,0 +1,49 @@
+"""Parsing a delivery's headers and body into an Event, leniently (real payloads miss 'required' fields)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class MalformedDelivery(Exception):
+    """The signed body or its headers cannot be understood; the caller answers 400."""
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    """X-GitHub-Event, e.g. `issues`."""
+    delivery_id: str
+    """X-GitHub-Delivery; the same for a redelivery, so it is the dedupe key."""
+    payload: dict[str, Any]
+
+    @property
+    def action(self) -> str:
+        action = self.payload.get("action")
+        return action if isinstance(action, str) else ""
+
+
+def _header(headers: Mapping[str, str], name: str) -> str:
+    # Starlette's Headers is case-insensitive; a plain dict from a test may not be.
+    value = headers.get(name) or headers.get(name.lower()) or ""
+    return value.strip()
+
+
+def parse_event(headers: Mapping[str, str], body: bytes) -> Event:
+    """The event named by X-GitHub-Event with its JSON payload; MalformedDelivery when either is unusable."""
+    name = _header(headers, "X-GitHub-Event")
+    delivery_id = _header(headers, "X-GitHub-Delivery")
+    if not name:
+        raise MalformedDelivery("X-GitHub-Event header is missing")
+    if not delivery_id or len(delivery_id) > 200:
+        raise MalformedDelivery("X-GitHub-Delivery header is missing or too long")
+    try:
+        payload = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MalformedDelivery(f"body is not JSON ({exc.__class__.__name__}); send application/json payloads") from exc
+    if not isinstance(payload, dict):
+        raise MalformedDelivery("body must be a JSON object")
+    return Event(name=name, delivery_id=delivery_id, payload=payload)

@@ -1,0 +1,52 @@
+"""Prometheus text for /metrics: deliveries by event and outcome, jobs by state, acknowledgement latency."""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+
+BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""Seconds; GitHub gives up after 10 s."""
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class Metrics:
+    """In-process counters, updated from the event loop thread only."""
+
+    def __init__(self) -> None:
+        self.deliveries: Counter[tuple[str, str]] = Counter()
+        self._bucket_counts = [0] * (len(BUCKETS) + 1)
+        self._sum = 0.0
+        self._count = 0
+
+    def observe(self, event: str, outcome: str, seconds: float) -> None:
+        self.deliveries[(event, outcome)] += 1
+        self._bucket_counts[bisect.bisect_left(BUCKETS, seconds)] += 1
+        self._sum += seconds
+        self._count += 1
+
+    def render(self, jobs: dict[tuple[str, str], int]) -> str:
+        lines = [
+            "# HELP aifix_deliveries_total Webhook deliveries by event and outcome.",
+            "# TYPE aifix_deliveries_total counter",
+        ]
+        for (event, outcome), n in sorted(self.deliveries.items()):
+            lines.append(f'aifix_deliveries_total{{event="{_label(event)}",outcome="{_label(outcome)}"}} {n}')
+        lines += ["# HELP aifix_jobs Jobs in the store by kind and status.", "# TYPE aifix_jobs gauge"]
+        for (kind, status), n in sorted(jobs.items()):
+            lines.append(f'aifix_jobs{{kind="{_label(kind)}",status="{_label(status)}"}} {n}')
+        lines += [
+            "# HELP aifix_ack_seconds Time from request start to the webhook's answer.",
+            "# TYPE aifix_ack_seconds histogram",
+        ]
+        cumulative = 0
+        for bound, n in zip(BUCKETS, self._bucket_counts):
+            cumulative += n
+            lines.append(f'aifix_ack_seconds_bucket{{le="{bound}"}} {cumulative}')
+        lines.append(f'aifix_ack_seconds_bucket{{le="+Inf"}} {self._count}')
+        lines.append(f"aifix_ack_seconds_sum {self._sum}")
+        lines.append(f"aifix_ack_seconds_count {self._count}")
+        return "\n".join(lines) + "\n"

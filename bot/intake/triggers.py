@@ -1,0 +1,203 @@
+"""Which deliveries start work: pure functions from an Event to a Decision (no I/O, no permission checks).
+
+Permissions are read from GitHub by the worker, never here: the request path must answer in milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.delivery.markers import PR_KIND, find_marker
+from bot.intake.commands import parse_command
+from bot.intake.events import Event
+from bot.queue.models import Trigger
+
+@dataclass(frozen=True)
+class Ignored:
+    reason: str
+    outcome: str = "ignored"
+
+
+@dataclass(frozen=True)
+class Ping:
+    reason: str = "ping"
+    outcome: str = "ping"
+
+
+@dataclass(frozen=True)
+class Triggered:
+    trigger: Trigger
+    outcome: str = "trigger"
+
+
+@dataclass(frozen=True)
+class InstallationChange:
+    installation_id: int
+    account: str
+    action: str
+    """created | deleted | suspend | unsuspend | new_permissions_accepted | added | removed."""
+    repos_added: list[str] = field(default_factory=list)
+    repos_removed: list[str] = field(default_factory=list)
+    outcome: str = "installation"
+
+    @property
+    def stops_work(self) -> bool:
+        return self.action in ("deleted", "suspend")
+
+
+Decision = Ignored | Ping | Triggered | InstallationChange
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _is_human(user: dict[str, Any]) -> bool:
+    return user.get("type") == "User"
+
+
+def opened_by_ai_fix(item: dict[str, Any], app_id: int | None) -> bool:
+    """True for an issue or PR object that ai-fix opened: authored by a bot account, its body carrying our PR marker.
+
+    Read from GitHub's own data (author and body), so it works without the local database.
+    """
+    user = _dict(item.get("user"))
+    if user.get("type") != "Bot" or find_marker(item.get("body"), PR_KIND) is None:
+        return False
+    app = _dict(item.get("performed_via_github_app"))
+    return not app or app_id is None or app.get("id") == app_id
+
+
+def _base(payload: dict[str, Any]) -> dict[str, Any] | Ignored:
+    repo = _dict(payload.get("repository"))
+    installation = _dict(payload.get("installation"))
+    sender = _dict(payload.get("sender"))
+    if not repo.get("full_name"):
+        return Ignored("delivery has no repository")
+    if not isinstance(installation.get("id"), int):
+        return Ignored("delivery has no installation id; only GitHub App webhooks can start work")
+    if not _is_human(sender):
+        return Ignored(f"sender {sender.get('login', '?')} is a {sender.get('type', 'non-user')}; bots never trigger")
+    return {
+        "repo": repo["full_name"],
+        "installation_id": installation["id"],
+        "sender": sender.get("login", ""),
+        "clone_url": repo.get("clone_url") or "",
+        "default_branch": repo.get("default_branch") or "main",
+    }
+
+
+def _issues(event: Event, trigger_label: str) -> Decision:
+    payload = event.payload
+    if event.action != "labeled":
+        return Ignored(f"issues.{event.action} is not a trigger")
+    label = _dict(payload.get("label")).get("name") or ""
+    if label.casefold() != trigger_label.casefold():
+        return Ignored(f"label {label!r} is not the trigger label {trigger_label!r}")
+    issue = _dict(payload.get("issue"))
+    if issue.get("pull_request"):
+        return Ignored("the trigger label works on issues, not pull requests")
+    if issue.get("state") == "closed":
+        return Ignored("the issue is closed")
+    base = _base(payload)
+    if isinstance(base, Ignored):
+        return base
+    return Triggered(Trigger(kind="issue", number=int(issue.get("number", 0)), delivery_id=event.delivery_id, **base))
+
+
+def _issue_comment(event: Event, app_id: int | None) -> Decision:
+    payload = event.payload
+    if event.action != "created":
+        return Ignored(f"issue_comment.{event.action} is not a trigger")
+    comment = _dict(payload.get("comment"))
+    command = parse_command(comment.get("body"))
+    if command is None:
+        return Ignored("comment has no /agent command")
+    base = _base(payload)
+    if isinstance(base, Ignored):
+        return base
+    issue = _dict(payload.get("issue"))
+    if command.name == "retry" and not (issue.get("pull_request") and opened_by_ai_fix(issue, app_id)):
+        return Ignored("/agent retry works only on a pull request opened by ai-fix")
+    return Triggered(
+        Trigger(
+            kind=command.name,
+            number=int(issue.get("number", 0)),
+            comment_id=comment.get("id"),
+            feedback=command.feedback,
+            delivery_id=event.delivery_id,
+            **base,
+        )
+    )
+
+
+def _review(event: Event, app_id: int | None) -> Decision:
+    payload = event.payload
+    pull = _dict(payload.get("pull_request"))
+    if event.name == "pull_request_review":
+        if event.action != "submitted":
+            return Ignored(f"pull_request_review.{event.action} is not a trigger")
+        review = _dict(payload.get("review"))
+        state = str(review.get("state") or "").lower()
+        body = (review.get("body") or "").strip()
+        if not (state == "changes_requested" or (state == "commented" and body)):
+            return Ignored(f"a review in state {state or '?'} without a request for changes is not a trigger")
+        review_id, comment_id, feedback = review.get("id"), None, body
+    else:
+        if event.action != "created":
+            return Ignored(f"pull_request_review_comment.{event.action} is not a trigger")
+        comment = _dict(payload.get("comment"))
+        # Every review comment belongs to a review (a lone comment gets one of its own); merging on
+        # review_id makes one job for a whole review, however many comments it has.
+        review_id, comment_id, feedback = comment.get("pull_request_review_id"), comment.get("id"), ""
+    if not opened_by_ai_fix(pull, app_id):
+        return Ignored("the pull request was not opened by ai-fix")
+    base = _base(payload)
+    if isinstance(base, Ignored):
+        return base
+    return Triggered(
+        Trigger(
+            kind="review",
+            number=int(pull.get("number", 0)),
+            review_id=review_id,
+            comment_id=comment_id,
+            feedback=feedback,
+            delivery_id=event.delivery_id,
+            **base,
+        )
+    )
+
+
+def _installation(event: Event) -> Decision:
+    payload = event.payload
+    installation = _dict(payload.get("installation"))
+    if not isinstance(installation.get("id"), int):
+        return Ignored("installation event without an installation id")
+    account = _dict(installation.get("account")).get("login") or ""
+
+    def names(key: str) -> list[str]:
+        return [r["full_name"] for r in payload.get(key) or [] if isinstance(r, dict) and r.get("full_name")]
+
+    return InstallationChange(
+        installation_id=installation["id"],
+        account=account,
+        action=event.action,
+        repos_added=names("repositories_added") or names("repositories"),
+        repos_removed=names("repositories_removed"),
+    )
+
+
+def decide(event: Event, *, trigger_label: str, app_id: int | None) -> Decision:
+    """What a delivery means for the queue."""
+    if event.name == "ping":
+        return Ping()
+    if event.name == "issues":
+        return _issues(event, trigger_label)
+    if event.name == "issue_comment":
+        return _issue_comment(event, app_id)
+    if event.name in ("pull_request_review", "pull_request_review_comment"):
+        return _review(event, app_id)
+    if event.name in ("installation", "installation_repositories"):
+        return _installation(event)
+    return Ignored(f"event {event.name!r} is not handled")

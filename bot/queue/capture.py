@@ -1,0 +1,96 @@
+"""Freezing what a job works on: the issue (or the PR's issue), comments by writers, review comments."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from bot.delivery.markers import PR_KIND, find_marker
+from bot.github.client import RepoClient
+from bot.queue.models import WRITE_PERMISSIONS, Job, Trigger
+from bot.snapshot import Comment, ReviewComment, Snapshot
+
+_FIXES = re.compile(r"\b(?:fix|fixes|fixed|close|closes|closed|resolve|resolves|resolved)\s+#(\d+)\b", re.IGNORECASE)
+
+
+def linked_issue(pr_body: str | None) -> int | None:
+    """The issue an ai-fix PR works on: from its hidden marker, else from `Fixes #N`."""
+    if (number := find_marker(pr_body, PR_KIND)) is not None:
+        return number
+    match = _FIXES.search(pr_body or "")
+    return int(match.group(1)) if match else None
+
+
+class Permissions:
+    """Collaborator permissions read once per job (the API is the only trustworthy source)."""
+
+    def __init__(self, client: RepoClient) -> None:
+        self._client = client
+        self._known: dict[str, str] = {}
+
+    def __call__(self, login: str) -> str:
+        if login not in self._known:
+            self._known[login] = self._client.permission(login) if login else "none"
+        return self._known[login]
+
+
+def _login(item: dict[str, Any]) -> str:
+    user = item.get("user")
+    return user.get("login", "") if isinstance(user, dict) else ""
+
+
+def capture_snapshot(client: RepoClient, job: Job, accepted: list[Trigger], permission: Callable[[str], str]) -> Snapshot:
+    """Read the job's target from GitHub now; later edits cannot change what the job works on."""
+    first = accepted[0]
+    pr_number: int | None = None
+    number = job.number
+    if job.kind in ("retry", "review"):
+        pr_number = job.number
+        pull = client.get_pull(pr_number)
+        number = linked_issue(pull.get("body")) or pr_number
+    issue = client.get_issue(number)
+    trusted: list[Comment] = []
+    untrusted: list[Comment] = []
+    for raw in client.list_issue_comments(number):
+        login = _login(raw)
+        level = permission(login)
+        comment = Comment(author=login, permission=level, body=raw.get("body") or "", created_at=raw.get("created_at") or "")
+        (trusted if level in WRITE_PERMISSIONS else untrusted).append(comment)
+    review_ids = {t.review_id for t in accepted if t.review_id is not None}
+    review_comments: list[ReviewComment] = []
+    if pr_number is not None and review_ids:
+        for raw in client.list_review_comments(pr_number):
+            login = _login(raw)
+            if raw.get("pull_request_review_id") not in review_ids or permission(login) not in WRITE_PERMISSIONS:
+                continue
+            review_comments.append(
+                ReviewComment(
+                    id=raw["id"], author=login, permission=permission(login), body=raw.get("body") or "",
+                    path=raw.get("path"), line=raw.get("line") or raw.get("original_line"), diff_hunk=raw.get("diff_hunk") or "",
+                )
+            )
+    author = _login(issue)
+    return Snapshot(
+        repo=job.repo,
+        number=number,
+        kind=job.kind,  # type: ignore[arg-type]
+        installation_id=job.installation_id,
+        clone_url=first.clone_url,
+        default_branch=first.default_branch,
+        title=issue.get("title") or "",
+        body=issue.get("body") or "",
+        labels=[label["name"] for label in issue.get("labels") or [] if isinstance(label, dict) and "name" in label],
+        author=author,
+        author_permission=permission(author),
+        sender=first.sender,
+        sender_permission=permission(first.sender),
+        comments=trusted,
+        untrusted_comments=untrusted,
+        pr_number=pr_number,
+        feedback="\n\n".join(t.feedback for t in accepted if t.feedback),
+        review_comments=review_comments,
+        review_id=min(review_ids) if review_ids else None,
+        taken_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )

@@ -1,0 +1,156 @@
+"""Storing deliveries: one transaction per batch (group commit) from a single writer thread.
+
+Every delivery in a batch is committed (WAL fsynced) before any of them is acknowledged, so a 202
+always means "on disk". Batching amortises the fsync over the requests that arrived meanwhile.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import logging
+import queue
+import sqlite3
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from bot.errors import StoreUnavailable
+from bot.intake.events import Event
+from bot.intake.triggers import Decision, InstallationChange, Triggered
+from bot.queue.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Incoming:
+    event: Event
+    body: bytes
+    decision: Decision
+    received_at: float
+
+
+@dataclass(frozen=True)
+class Ack:
+    outcome: str
+    """ping | ignored | installation | queued | merged | duplicate."""
+    reason: str = ""
+    job_id: int | None = None
+
+    @property
+    def duplicate(self) -> bool:
+        return self.outcome == "duplicate"
+
+
+def _apply_installation(store: Store, conn: sqlite3.Connection, change: InstallationChange, now: float) -> None:
+    row = conn.execute("SELECT repos FROM installations WHERE id = ?", (change.installation_id,)).fetchone()
+    repos = set(json.loads(row[0])) if row else set()
+    repos = (repos | set(change.repos_added)) - set(change.repos_removed)
+    status = {"deleted": "deleted", "suspend": "suspended"}.get(change.action, "active")
+    conn.execute(
+        "INSERT INTO installations (id, account, status, repos, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET account = excluded.account, status = excluded.status, repos = excluded.repos, "
+        "updated_at = excluded.updated_at",
+        (change.installation_id, change.account, status, json.dumps(sorted(repos)), now),
+    )
+    if change.stops_work:
+        store.cancel_where(conn, "installation_id = ?", (change.installation_id,), f"the App installation was {status}")
+    for repo in change.repos_removed:
+        store.cancel_where(conn, "installation_id = ? AND repo = ?", (change.installation_id, repo), f"the App was removed from {repo}")
+
+
+def apply_delivery(store: Store, conn: sqlite3.Connection, item: Incoming) -> Ack:
+    """Store one delivery and what it means; a delivery id seen before changes nothing."""
+    event, decision = item.event, item.decision
+    reason = getattr(decision, "reason", "")
+    cur = conn.execute(
+        "INSERT INTO deliveries (id, event, action, outcome, reason, payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING",
+        (event.delivery_id, event.name, event.action, decision.outcome, reason, item.body.decode("utf-8", "replace"), item.received_at),
+    )
+    if cur.rowcount == 0:
+        return Ack("duplicate", "this delivery was received before")
+    if isinstance(decision, Triggered):
+        job_id, outcome = store.enqueue(conn, decision.trigger, item.received_at)
+        conn.execute("UPDATE deliveries SET outcome = ?, job_id = ? WHERE id = ?", (outcome, job_id, event.delivery_id))
+        return Ack(outcome, job_id=job_id)
+    if isinstance(decision, InstallationChange):
+        _apply_installation(store, conn, decision, item.received_at)
+    return Ack(decision.outcome, reason)
+
+
+def apply_batch(store: Store, items: list[Incoming]) -> list[Ack | Exception]:
+    """One transaction for the batch; a delivery that fails alone is rolled back alone (savepoint)."""
+    results: list[Ack | Exception] = []
+    with store.transaction() as conn:
+        for item in items:
+            conn.execute("SAVEPOINT delivery")
+            try:
+                results.append(apply_delivery(store, conn, item))
+            except sqlite3.Error as exc:
+                conn.execute("ROLLBACK TO delivery")
+                results.append(StoreUnavailable(f"could not store delivery {item.event.delivery_id}: {exc}"))
+            conn.execute("RELEASE delivery")
+    return results
+
+
+class IntakeWriter:
+    """The single writer thread: takes whatever deliveries are waiting and commits them together."""
+
+    def __init__(self, store: Store, *, max_batch: int = 256) -> None:
+        self.store = store
+        self.max_batch = max_batch
+        self._queue: queue.SimpleQueue[tuple[Incoming, concurrent.futures.Future[Ack]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="ai-fix-intake-writer", daemon=True)
+        self._stopped = False
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self._queue.put(None)
+            self._thread.join(timeout=10)
+
+    def submit(self, item: Incoming) -> concurrent.futures.Future[Ack]:
+        future: concurrent.futures.Future[Ack] = concurrent.futures.Future()
+        if self._stopped or not self._thread.is_alive():
+            future.set_exception(StoreUnavailable("the intake writer is not running; the server is shutting down"))
+            return future
+        self._queue.put((item, future))
+        return future
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            stop = False
+            while len(batch) < self.max_batch:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            self._commit(batch)
+            if stop:
+                return
+
+    def _commit(self, batch: list[tuple[Incoming, concurrent.futures.Future[Ack]]]) -> None:
+        try:
+            results: list[Any] = apply_batch(self.store, [item for item, _ in batch])
+        except (StoreUnavailable, sqlite3.Error) as exc:
+            log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
+            error = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(f"job store failed: {exc}")
+            results = [error] * len(batch)
+        for (_, future), result in zip(batch, results):
+            if isinstance(result, Exception):
+                future.set_exception(result)
+            else:
+                future.set_result(result)

@@ -1,0 +1,62 @@
+"""Data the queue keeps: triggers, jobs, their history, and what the read endpoints show."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+JobStatus = Literal["queued", "running", "done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"]
+TriggerKind = Literal["issue", "retry", "review", "stop", "help"]
+
+WORK_KINDS: tuple[str, ...] = ("issue", "retry", "review")
+"""Kinds that do work on an issue or PR; at most one of them runs per issue or PR at a time."""
+COMMAND_KINDS: tuple[str, ...] = ("stop", "help")
+"""Short commands; a separate control worker runs them so `/agent stop` never waits behind long jobs."""
+FINAL_STATUSES: frozenset[str] = frozenset({"done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"})
+MAX_ATTEMPTS = 3
+WRITE_PERMISSIONS: frozenset[str] = frozenset({"admin", "maintain", "write"})
+
+
+class Trigger(BaseModel):
+    """One accepted-looking request from a delivery; the worker still checks the sender's permission."""
+
+    kind: TriggerKind
+    repo: str
+    """"owner/name"."""
+    number: int
+    """The issue or pull request the trigger is about."""
+    installation_id: int
+    sender: str
+    delivery_id: str = ""
+    comment_id: int | None = None
+    """The issue comment (retry, stop, help) or review comment (review) that carried the trigger."""
+    review_id: int | None = None
+    feedback: str = ""
+    """Extra lines of `/agent retry`, or the body of a submitted review."""
+    clone_url: str = ""
+    default_branch: str = "main"
+
+
+class JobEvent(BaseModel):
+    at: float
+    event: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Job(BaseModel):
+    id: int
+    repo: str
+    number: int
+    kind: TriggerKind
+    status: JobStatus
+    reason: str = ""
+    installation_id: int | None = None
+    attempts: int = 0
+    cancel_requested: bool = False
+    created_at: float
+    updated_at: float
+    snapshot: dict[str, Any] | None = None
+    state: dict[str, Any] = Field(default_factory=dict)
+    triggers: list[Trigger] = Field(default_factory=list)
+    events: list[JobEvent] = Field(default_factory=list)

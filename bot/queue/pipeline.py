@@ -1,0 +1,122 @@
+"""The interface between the queue and what a job does.
+
+The worker takes the job, checks who triggered it, freezes a Snapshot of the issue or PR, then calls
+`Pipeline.run(snapshot, ctx)`. Later subsystems (contract, execution loop, PR delivery) implement
+`Pipeline`; the worker owns leases, retries, cancellation and the final status.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+from bot.errors import ConfigError
+from bot.github.client import RepoClient
+from bot.queue.models import Job
+from bot.queue.store import Store
+from bot.redact import redact
+from bot.settings import Settings
+from bot.snapshot import Snapshot
+
+
+class JobOutcome(BaseModel):
+    """How a pipeline run ended; the worker stores it as the job's final status and reason."""
+
+    status: Literal["done", "failed", "needs_clarification", "handed_off"]
+    reason: str = ""
+    data: dict[str, Any] = {}
+    """Extra facts for the job's history (e.g. the PR url); redacted before storing."""
+
+
+class JobInterrupted(Exception):
+    """Raised by `JobContext.checkpoint()` when the job must stop now: `/agent stop`, or the worker is shutting down."""
+
+
+class JobContext:
+    """What a pipeline gets besides the snapshot (one per job attempt, like Probot's context).
+
+    - `github`: a client for the job's one repository (installation token scoped to it; `github.token`
+      is the token for `git push`, never to be shown to the sandbox or the model).
+    - `settings`: the service settings.
+    - `record(event, **data)`: append to the task's history (`GET /tasks/{id}`); secrets are redacted.
+    - `cancelled()`: poll it between steps; True after `/agent stop` or when the worker shuts down.
+    - `state`: a dict persisted with the job; `checkpoint()` saves it, so a job resumed after a crash or
+      a shutdown (a new attempt) starts from the last checkpoint instead of from scratch.
+    """
+
+    def __init__(self, job: Job, github: RepoClient, settings: Settings, store: Store, shutting_down: threading.Event) -> None:
+        self.job_id = job.id
+        self.kind = job.kind
+        self.attempt = job.attempts
+        self.github = github
+        self.settings = settings
+        self.state: dict[str, Any] = dict(job.state)
+        self._store = store
+        self._shutting_down = shutting_down
+        self._secrets = [*settings.secret_values(), github.token.get_secret_value()]
+
+    def redacted(self, value: Any) -> Any:
+        """`value` with every secret this job holds removed from its strings."""
+        if isinstance(value, str):
+            return redact(value, self._secrets)
+        if isinstance(value, dict):
+            return {k: self.redacted(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.redacted(v) for v in value]
+        return value
+
+    def record(self, event: str, **data: Any) -> None:
+        self._store.record(self.job_id, event, self.redacted(json.loads(json.dumps(data, default=str))))
+
+    def stop_requested(self) -> bool:
+        return self._store.cancel_requested(self.job_id)
+
+    def shutting_down(self) -> bool:
+        return self._shutting_down.is_set()
+
+    def cancelled(self) -> bool:
+        return self.shutting_down() or self.stop_requested()
+
+    def checkpoint(self, **state: Any) -> None:
+        """Merge `state` into the persisted state, save it, and raise JobInterrupted if the job must stop."""
+        self.state.update(state)
+        self._store.save_state(self.job_id, self.state)
+        if self.cancelled():
+            raise JobInterrupted("stop requested" if self.stop_requested() else "worker shutting down")
+
+
+class Pipeline(Protocol):
+    """What a job does once its snapshot is frozen.
+
+    `run` is called in a worker thread. Call `ctx.checkpoint()` (or poll `ctx.cancelled()`) between
+    steps; raise to report an error (the job is retried, up to 3 attempts in all, resuming from
+    `ctx.state`); return a JobOutcome for a final answer (a `failed` outcome is final, not retried).
+    """
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome: ...
+
+
+class SnapshotOnly:
+    """The pipeline of the service skeleton: the snapshot is taken and stored; nothing else runs yet."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        ctx.checkpoint()
+        return JobOutcome(status="done", reason=f"snapshot of {snapshot.repo}#{snapshot.number} stored")
+
+
+def load_pipeline(spec: str, settings: Settings) -> Pipeline:
+    """Build the pipeline named "module:factory"; the factory takes the settings."""
+    module, _, name = spec.partition(":")
+    try:
+        factory: Callable[[Settings], Pipeline] = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"AIFIX_PIPELINE {spec!r} cannot be loaded ({exc}); use module:factory, e.g. bot.queue.pipeline:SnapshotOnly") from exc
+    return factory(settings)

@@ -1,0 +1,419 @@
+"""The durable store (SQLite in WAL mode): deliveries, jobs, their triggers and history, installations.
+
+The SQL sticks to what SQLite and PostgreSQL share (ON CONFLICT, RETURNING-free updates guarded by
+their WHERE clause, REAL epoch timestamps) so a PostgreSQL adapter can reuse it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bot.errors import ConfigError, StoreUnavailable
+from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, WORK_KINDS, Job, JobEvent, Trigger
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS deliveries (
+    id TEXT PRIMARY KEY,
+    event TEXT NOT NULL,
+    action TEXT NOT NULL DEFAULT '',
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    job_id INTEGER,
+    payload TEXT NOT NULL,
+    received_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY,
+    repo TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    installation_id INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    available_at REAL NOT NULL,
+    lease_owner TEXT,
+    lease_expires REAL,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    snapshot TEXT,
+    state TEXT NOT NULL DEFAULT '{}',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_target ON jobs (repo, number, status);
+CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, available_at);
+CREATE TABLE IF NOT EXISTS triggers (
+    id INTEGER PRIMARY KEY,
+    job_id INTEGER NOT NULL,
+    delivery_id TEXT NOT NULL,
+    review_id INTEGER,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS triggers_by_job ON triggers (job_id);
+CREATE INDEX IF NOT EXISTS triggers_by_review ON triggers (review_id);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    job_id INTEGER NOT NULL,
+    at REAL NOT NULL,
+    event TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_job ON events (job_id);
+CREATE TABLE IF NOT EXISTS installations (
+    id INTEGER PRIMARY KEY,
+    account TEXT NOT NULL,
+    status TEXT NOT NULL,
+    repos TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
+
+_ACTIVE = ("queued", "running")
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ",".join("?" for _ in values)
+
+
+def sqlite_path(url: str) -> Path:
+    """The file of a `sqlite:///relative.db` or `sqlite:////absolute.db` URL."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or len(url) == len(prefix):
+        raise ConfigError(
+            f"AIFIX_DATABASE_URL {url!r} is not supported: use sqlite:///ai-fix.db (relative) or sqlite:////var/lib/ai-fix.db"
+        )
+    return Path(url[len(prefix) :])
+
+
+class Store:
+    """Thread-safe access to the database: one connection per thread, explicit short transactions."""
+
+    def __init__(self, path: Path, *, busy_timeout: float = 5.0, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self.busy_timeout = busy_timeout
+        self.clock = clock
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> "Store":
+        return cls(sqlite_path(url), **kwargs)
+
+    # -- connections and transactions -------------------------------------------------------------
+
+    def connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                # FULL: a commit is on disk (WAL fsynced) before we acknowledge anything it holds.
+                conn.execute("PRAGMA synchronous=FULL")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"cannot open the job store {self.path}: {exc}; check AIFIX_DATABASE_URL") from exc
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT: takes the write lock up front so read-then-write cannot race."""
+        conn = self.connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"job store is unavailable ({exc}); retry later") from exc
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def init_schema(self) -> None:
+        conn = self.connection()
+        try:
+            conn.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot create the tables in {self.path}: {exc}") from exc
+
+    def ping(self) -> None:
+        try:
+            self.connection().execute("SELECT 1 FROM jobs LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"job store does not answer: {exc}") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    # -- history ----------------------------------------------------------------------------------
+
+    def add_event(self, conn: sqlite3.Connection, job_id: int, event: str, data: dict[str, Any]) -> None:
+        conn.execute(
+            "INSERT INTO events (job_id, at, event, data) VALUES (?, ?, ?, ?)",
+            (job_id, self.clock(), event, json.dumps(data, default=str)),
+        )
+
+    def record(self, job_id: int, event: str, data: dict[str, Any]) -> None:
+        with self.transaction() as conn:
+            self.add_event(conn, job_id, event, data)
+
+    # -- enqueueing (called inside the intake transaction) ----------------------------------------
+
+    def insert_job(self, conn: sqlite3.Connection, trigger: Trigger, now: float) -> int:
+        cur = conn.execute(
+            "INSERT INTO jobs (repo, number, kind, status, installation_id, available_at, created_at, updated_at) "
+            "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+            (trigger.repo, trigger.number, trigger.kind, trigger.installation_id, now, now, now),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def attach_trigger(self, conn: sqlite3.Connection, job_id: int, trigger: Trigger) -> None:
+        conn.execute(
+            "INSERT INTO triggers (job_id, delivery_id, review_id, data) VALUES (?, ?, ?, ?)",
+            (job_id, trigger.delivery_id, trigger.review_id, trigger.model_dump_json()),
+        )
+
+    def enqueue(self, conn: sqlite3.Connection, trigger: Trigger, now: float) -> tuple[int, str]:
+        """Attach the trigger to the job it belongs to, or open one; returns (job id, queued | merged).
+
+        One active job per issue or PR: a trigger merges into a queued job; while one runs, exactly one
+        follow-up is queued. Comments of a review already being handled merge into that job.
+        """
+        if trigger.kind in COMMAND_KINDS:
+            job_id = self.insert_job(conn, trigger, now)
+            self.attach_trigger(conn, job_id, trigger)
+            self.add_event(conn, job_id, "queued", {"kind": trigger.kind, "sender": trigger.sender})
+            return job_id, "queued"
+        target = (trigger.repo, trigger.number)
+        existing = None
+        if trigger.review_id is not None:
+            existing = conn.execute(
+                "SELECT j.id FROM triggers t JOIN jobs j ON j.id = t.job_id WHERE t.review_id = ? AND j.repo = ? "
+                f"AND j.number = ? AND j.status IN ({_marks(_ACTIVE)}) ORDER BY j.id DESC LIMIT 1",
+                (trigger.review_id, *target, *_ACTIVE),
+            ).fetchone()
+        if existing is None:
+            existing = conn.execute(
+                f"SELECT id FROM jobs WHERE repo = ? AND number = ? AND status = 'queued' AND kind IN ({_marks(WORK_KINDS)}) "
+                "ORDER BY id LIMIT 1",
+                (*target, *WORK_KINDS),
+            ).fetchone()
+        if existing is not None:
+            job_id = int(existing[0])
+            self.attach_trigger(conn, job_id, trigger)
+            self.add_event(conn, job_id, "merged", {"kind": trigger.kind, "sender": trigger.sender, "delivery": trigger.delivery_id})
+            return job_id, "merged"
+        running = conn.execute(
+            f"SELECT id FROM jobs WHERE repo = ? AND number = ? AND status = 'running' AND kind IN ({_marks(WORK_KINDS)})",
+            (*target, *WORK_KINDS),
+        ).fetchone()
+        job_id = self.insert_job(conn, trigger, now)
+        self.attach_trigger(conn, job_id, trigger)
+        data: dict[str, Any] = {"kind": trigger.kind, "sender": trigger.sender, "delivery": trigger.delivery_id}
+        if running is not None:
+            data["follow_up_of"] = int(running[0])
+        self.add_event(conn, job_id, "queued", data)
+        return job_id, "queued"
+
+    def cancel_where(self, conn: sqlite3.Connection, where: str, params: Sequence[object], reason: str) -> list[int]:
+        """Cancel queued work jobs at once and ask running ones to stop at their next checkpoint."""
+        rows = conn.execute(
+            f"SELECT id, status FROM jobs WHERE {where} AND status IN ({_marks(_ACTIVE)}) AND kind IN ({_marks(WORK_KINDS)})",
+            (*params, *_ACTIVE, *WORK_KINDS),
+        ).fetchall()
+        now = self.clock()
+        for job_id, status in rows:
+            if status == "queued":
+                conn.execute(
+                    "UPDATE jobs SET status = 'cancelled', reason = ?, updated_at = ? WHERE id = ? AND status = 'queued'",
+                    (reason, now, job_id),
+                )
+                self.add_event(conn, job_id, "cancelled", {"reason": reason})
+            else:
+                conn.execute("UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?", (now, job_id))
+                self.add_event(conn, job_id, "cancel_requested", {"reason": reason})
+        return [int(r[0]) for r in rows]
+
+    def cancel_target(self, repo: str, number: int, reason: str) -> list[int]:
+        with self.transaction() as conn:
+            return self.cancel_where(conn, "repo = ? AND number = ?", (repo, number), reason)
+
+    # -- leasing ----------------------------------------------------------------------------------
+
+    def _reclaim_expired(self, conn: sqlite3.Connection, now: float) -> None:
+        rows = conn.execute(
+            "SELECT id, attempts, cancel_requested, lease_owner FROM jobs WHERE status = 'running' AND lease_expires < ?", (now,)
+        ).fetchall()
+        for job_id, attempts, cancel_requested, owner in rows:
+            if cancel_requested:
+                status, reason = "cancelled", "stopped by /agent stop; its worker stopped answering"
+            elif attempts >= MAX_ATTEMPTS:
+                status, reason = "failed", f"its worker stopped answering (lease expired) on attempt {attempts} of {MAX_ATTEMPTS}"
+            else:
+                status, reason = "queued", ""
+            conn.execute(
+                "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? "
+                "WHERE id = ? AND status = 'running'",
+                (status, reason, now, job_id),
+            )
+            self.add_event(conn, job_id, "lease_expired", {"worker": owner, "attempt": attempts, "now": status})
+
+    def claim(self, owner: str, kinds: Sequence[str], lease_seconds: float) -> Job | None:
+        """Take the oldest runnable job of `kinds`, leased to `owner`; None when there is none."""
+        now = self.clock()
+        exclusive = "" if set(kinds) <= set(COMMAND_KINDS) else (
+            "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
+            f"AND r.status = 'running' AND r.kind IN ({_marks(WORK_KINDS)}))"
+        )
+        with self.transaction() as conn:
+            self._reclaim_expired(conn, now)
+            row = conn.execute(
+                f"SELECT j.id FROM jobs j WHERE j.status = 'queued' AND j.kind IN ({_marks(kinds)}) AND j.available_at <= ? "
+                f"{exclusive} ORDER BY j.id LIMIT 1",
+                (*kinds, now, *(WORK_KINDS if exclusive else ())),
+            ).fetchone()
+            if row is None:
+                return None
+            job_id = int(row[0])
+            conn.execute(
+                "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1, "
+                "updated_at = ? WHERE id = ? AND status = 'queued'",
+                (owner, now + lease_seconds, now, job_id),
+            )
+            attempt = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
+            self.add_event(conn, job_id, "claimed", {"worker": owner, "attempt": attempt})
+        return self.get_job(job_id)
+
+    def renew(self, owner: str, lease_seconds: float) -> int:
+        """Extend every lease `owner` holds; returns how many it still holds."""
+        now = self.clock()
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status = 'running'", (now + lease_seconds, owner)
+            )
+            return cur.rowcount
+
+    def cancel_requested(self, job_id: int) -> bool:
+        row = self.connection().execute("SELECT cancel_requested FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return bool(row and row[0])
+
+    def finish(self, job_id: int, owner: str, status: str, reason: str, data: dict[str, Any] | None = None) -> bool:
+        """End a job this owner holds; False when the lease was lost meanwhile (another worker has it)."""
+        now = self.clock()
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? "
+                "WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                (status, reason, now, job_id, owner),
+            )
+            if cur.rowcount:
+                self.add_event(conn, job_id, status, {"reason": reason, **(data or {})})
+            return bool(cur.rowcount)
+
+    def fail_attempt(self, job_id: int, owner: str, reason: str, retry_in: float) -> str:
+        """Record a failed attempt: queued again after `retry_in` s, or `failed` after the last attempt."""
+        now = self.clock()
+        with self.transaction() as conn:
+            row = conn.execute(
+                "SELECT attempts FROM jobs WHERE id = ? AND lease_owner = ? AND status = 'running'", (job_id, owner)
+            ).fetchone()
+            if row is None:
+                return "lost"
+            attempts = int(row[0])
+            if attempts >= MAX_ATTEMPTS:
+                status, final = "failed", f"failed on all {MAX_ATTEMPTS} attempts; last error: {reason}"
+            else:
+                status, final = "queued", ""
+            conn.execute(
+                "UPDATE jobs SET status = ?, reason = ?, available_at = ?, lease_owner = NULL, lease_expires = NULL, "
+                "updated_at = ? WHERE id = ?",
+                (status, final, now + retry_in, now, job_id),
+            )
+            self.add_event(conn, job_id, "attempt_failed", {"attempt": attempts, "error": reason, "now": status})
+            return status
+
+    def release(self, job_id: int, owner: str) -> bool:
+        """Give a job back on shutdown without spending one of its attempts."""
+        now = self.clock()
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE jobs SET status = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_expires = NULL, "
+                "available_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                (now, now, job_id, owner),
+            )
+            if cur.rowcount:
+                self.add_event(conn, job_id, "released", {"worker": owner, "why": "worker shutting down"})
+            return bool(cur.rowcount)
+
+    def save_snapshot(self, job_id: int, snapshot: dict[str, Any]) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE jobs SET snapshot = ?, updated_at = ? WHERE id = ?", (json.dumps(snapshot), self.clock(), job_id))
+            self.add_event(conn, job_id, "snapshot_taken", {})
+
+    def save_state(self, job_id: int, state: dict[str, Any]) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE jobs SET state = ? WHERE id = ?", (json.dumps(state, default=str), job_id))
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def _jobs(self, where: str, params: Sequence[object], limit: int) -> list[Job]:
+        conn = self.connection()
+        try:
+            rows = conn.execute(f"SELECT * FROM jobs {where} ORDER BY id DESC LIMIT ?", (*params, limit)).fetchall()
+            ids = [r["id"] for r in rows]
+            triggers: dict[int, list[Trigger]] = {i: [] for i in ids}
+            events: dict[int, list[JobEvent]] = {i: [] for i in ids}
+            if ids:
+                for r in conn.execute(f"SELECT job_id, data FROM triggers WHERE job_id IN ({_marks(ids)}) ORDER BY id", ids):
+                    triggers[r[0]].append(Trigger.model_validate_json(r[1]))
+                for r in conn.execute(f"SELECT job_id, at, event, data FROM events WHERE job_id IN ({_marks(ids)}) ORDER BY id", ids):
+                    events[r[0]].append(JobEvent(at=r[1], event=r[2], data=json.loads(r[3])))
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"job store does not answer: {exc}") from exc
+        return [
+            Job(
+                id=r["id"], repo=r["repo"], number=r["number"], kind=r["kind"], status=r["status"], reason=r["reason"],
+                installation_id=r["installation_id"], attempts=r["attempts"], cancel_requested=bool(r["cancel_requested"]),
+                created_at=r["created_at"], updated_at=r["updated_at"],
+                snapshot=json.loads(r["snapshot"]) if r["snapshot"] else None, state=json.loads(r["state"]),
+                triggers=triggers[r["id"]], events=events[r["id"]],
+            )
+            for r in rows
+        ]
+
+    def get_job(self, job_id: int) -> Job | None:
+        jobs = self._jobs("WHERE id = ?", (job_id,), 1)
+        return jobs[0] if jobs else None
+
+    def list_jobs(self, status: str | None = None, limit: int = 50) -> list[Job]:
+        if status:
+            return self._jobs("WHERE status = ?", (status,), limit)
+        return self._jobs("", (), limit)
+
+    def job_counts(self) -> dict[tuple[str, str], int]:
+        """Jobs by (kind, status)."""
+        try:
+            rows = self.connection().execute("SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"job store does not answer: {exc}") from exc
+        return {(r[0], r[1]): int(r[2]) for r in rows}
+
+    def delivery_count(self) -> int:
+        return int(self.connection().execute("SELECT COUNT(*) FROM deliveries").fetchone()[0])

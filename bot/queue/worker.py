@@ -1,0 +1,232 @@
+"""Workers: claim jobs with a lease, renew it, check who triggered them, snapshot, run the pipeline.
+
+`ai-fix serve` runs a WorkerPool in-process; `ai-fix worker` runs one on its own against the same
+database (leases keep two processes from running the same job). SIGTERM drains: no new claims,
+running jobs get a grace period to reach a checkpoint, what remains is released for another worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from importlib import resources
+from typing import Protocol
+
+from bot.errors import AiFixError
+from bot.github.client import RepoClient
+from bot.queue.capture import Permissions, capture_snapshot
+from bot.queue.models import COMMAND_KINDS, WORK_KINDS, WRITE_PERMISSIONS, Job, Trigger
+from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
+from bot.queue.store import Store
+from bot.redact import redact
+from bot.settings import Settings
+from bot.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+
+class GitHubApps(Protocol):
+    """Makes a client for one repository of one installation (bot.github.client.GitHubApp)."""
+
+    def for_repo(self, installation_id: int, repo: str) -> RepoClient: ...
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    lease_seconds: float = 60.0
+    """A job whose lease is not renewed for this long is taken by another worker."""
+    poll_seconds: float = 1.0
+    grace_seconds: float = 30.0
+    """On SIGTERM, how long running jobs get to reach a checkpoint before their leases are released."""
+    retry_seconds: float = 30.0
+    """Delay before a failed attempt is tried again."""
+
+
+def help_text(settings: Settings) -> str:
+    return resources.files("bot.queue").joinpath("help.md").read_text().replace("{label}", settings.trigger_label)
+
+
+class WorkerPool:
+    """N job workers, one control worker for `/agent stop|help`, and a lease-renewing heartbeat."""
+
+    def __init__(
+        self,
+        store: Store,
+        github: GitHubApps,
+        pipeline: Pipeline,
+        settings: Settings,
+        *,
+        workers: int | None = None,
+        config: WorkerConfig = WorkerConfig(),
+    ) -> None:
+        self.store = store
+        self.github = github
+        self.pipeline = pipeline
+        self.settings = settings
+        self.workers = settings.workers if workers is None else workers
+        self.config = config
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._running: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        targets = [(self._loop, WORK_KINDS, f"ai-fix-worker-{i}") for i in range(self.workers)]
+        targets.append((self._loop, COMMAND_KINDS, "ai-fix-control"))
+        for target, kinds, name in targets:
+            thread = threading.Thread(target=target, args=(kinds,), name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        heartbeat = threading.Thread(target=self._heartbeat, name="ai-fix-heartbeat", daemon=True)
+        heartbeat.start()
+        self._heartbeat_thread = heartbeat
+
+    def stop(self, grace: float | None = None) -> None:
+        """Stop claiming; give running jobs `grace` seconds to checkpoint; release the leases left."""
+        self.stopping.set()
+        deadline = time.monotonic() + (self.config.grace_seconds if grace is None else grace)
+        for thread in self._threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            left = list(self._running)
+        for job_id in left:
+            if self.store.release(job_id, self.owner):
+                log.warning("job %d did not reach a checkpoint within the grace period; released for another worker", job_id)
+
+    # -- loops ------------------------------------------------------------------------------------
+
+    def _heartbeat(self) -> None:
+        while not self.stopping.wait(self.config.lease_seconds / 3):
+            self._renew()
+        # Keep renewing while jobs drain, so nobody else takes them before they are released.
+        while any(t.is_alive() for t in self._threads) and not self._all_released():
+            self._renew()
+            time.sleep(min(self.config.lease_seconds / 3, 0.5))
+
+    def _all_released(self) -> bool:
+        with self._lock:
+            return not self._running
+
+    def _renew(self) -> None:
+        try:
+            self.store.renew(self.owner, self.config.lease_seconds)
+        except AiFixError as exc:
+            log.error("could not renew leases: %s", exc)
+
+    def _loop(self, kinds: tuple[str, ...]) -> None:
+        while not self.stopping.is_set():
+            try:
+                job = self.store.claim(self.owner, kinds, self.config.lease_seconds)
+            except AiFixError as exc:
+                log.error("could not claim a job: %s", exc)
+                job = None
+            if job is None:
+                self.stopping.wait(self.config.poll_seconds)
+                continue
+            with self._lock:
+                self._running[job.id] = job.kind
+            try:
+                self.run_job(job)
+            finally:
+                with self._lock:
+                    self._running.pop(job.id, None)
+
+    # -- one job ----------------------------------------------------------------------------------
+
+    def _secrets(self, client: RepoClient | None) -> list[str]:
+        return [*self.settings.secret_values(), *([client.token.get_secret_value()] if client else [])]
+
+    def run_job(self, job: Job) -> None:
+        client: RepoClient | None = None
+        try:
+            if job.installation_id is None:
+                self.store.finish(job.id, self.owner, "failed", "the job has no installation id")
+                return
+            client = self.github.for_repo(job.installation_id, job.repo)
+            permission = Permissions(client)
+            accepted = self._check_triggers(job, client, permission)
+            if not accepted:
+                who = ", ".join(sorted({f"@{t.sender} ({permission(t.sender)})" for t in job.triggers}))
+                reason = f"{who}: write, maintain or admin permission on {job.repo} is needed to start ai-fix"
+                self.store.finish(job.id, self.owner, "rejected", reason)
+                return
+            if job.kind in COMMAND_KINDS:
+                self._command(job, accepted[0], client)
+                return
+            self._work(job, accepted, client, permission)
+        except Exception as exc:  # noqa: BLE001 - the worker is an edge: every error ends as a recorded attempt
+            reason = redact(f"{exc.__class__.__name__}: {exc}", self._secrets(client))
+            log.warning("job %d attempt %d failed: %s", job.id, job.attempts, reason)
+            self.store.fail_attempt(job.id, self.owner, reason, self.config.retry_seconds)
+
+    def _check_triggers(self, job: Job, client: RepoClient, permission: Permissions) -> list[Trigger]:
+        accepted: list[Trigger] = []
+        for trigger in job.triggers:
+            level = permission(trigger.sender)
+            if level in WRITE_PERMISSIONS:
+                accepted.append(trigger)
+                self._react(trigger, client)
+            self.store.record(job.id, "trigger_checked", {"sender": trigger.sender, "permission": level,
+                                                         "accepted": level in WRITE_PERMISSIONS, "delivery": trigger.delivery_id})
+        return accepted
+
+    def _react(self, trigger: Trigger, client: RepoClient) -> None:
+        # Reviews have no reaction endpoint of their own here: the PR itself gets the 👀.
+        if trigger.comment_id is not None and trigger.kind != "review":
+            client.react_to_comment(trigger.comment_id)
+        else:
+            client.react_to_issue(trigger.number)
+
+    def _command(self, job: Job, trigger: Trigger, client: RepoClient) -> None:
+        if job.kind == "stop":
+            stopped = self.store.cancel_target(job.repo, job.number, f"stopped by @{trigger.sender} (/agent stop)")
+            reason = f"stopped job(s) {stopped}" if stopped else "nothing was queued or running"
+        else:
+            client.create_comment(job.number, help_text(self.settings))
+            reason = "posted the list of commands"
+        self.store.finish(job.id, self.owner, "done", reason)
+
+    def _work(self, job: Job, accepted: list[Trigger], client: RepoClient, permission: Permissions) -> None:
+        if job.snapshot is None:
+            snapshot = capture_snapshot(client, job, accepted, permission)
+            self.store.save_snapshot(job.id, snapshot.model_dump())
+        else:
+            snapshot = Snapshot.model_validate(job.snapshot)
+        ctx = JobContext(job, client, self.settings, self.store, self.stopping)
+        try:
+            outcome: JobOutcome | None = self.pipeline.run(snapshot, ctx)
+        except JobInterrupted:
+            outcome = None
+        if ctx.stop_requested():
+            self.store.finish(job.id, self.owner, "cancelled", "stopped by /agent stop")
+        elif outcome is None:
+            self.store.release(job.id, self.owner)
+        else:
+            self.store.finish(job.id, self.owner, outcome.status, outcome.reason, ctx.redacted(outcome.data))
+
+
+def worker_main(args: argparse.Namespace) -> int:
+    """`ai-fix worker`: workers only, sharing the queue in the same database; exits 0 after a SIGTERM drain."""
+    from bot.intake.server import build_services
+
+    settings, store, github, pipeline = build_services()
+    pool = WorkerPool(store, github, pipeline, settings, workers=max(settings.workers, 1))
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    pool.start()
+    log.info("ai-fix worker %s: %d workers on %s", pool.owner, pool.workers, settings.database_url)
+    done.wait()
+    pool.stop()
+    store.close()
+    return 0

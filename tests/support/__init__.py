@@ -1,0 +1,1 @@
+"""Helpers shared by test folders: a fake GitHub checked against its OpenAPI description, loopback servers."""

@@ -1,0 +1,89 @@
+"""Fixtures shared by the intake and queue tests: the fake GitHub, settings, the store, a live service."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.github.client import GitHubApp
+from bot.github.retry import RetryPolicy
+from bot.intake.app import create_app
+from bot.queue.pipeline import Pipeline
+from bot.queue.store import Store
+from bot.queue.worker import WorkerConfig
+from bot.settings import Settings
+from .fake_github import FakeGitHub
+from .server import serve
+from .webhooks import INSTALLATION, REPO, SECRET
+
+ADMIN = "admin-token-for-tests"
+FAST = WorkerConfig(lease_seconds=5.0, poll_seconds=0.02, grace_seconds=5.0, retry_seconds=0.0)
+
+
+@pytest.fixture
+def fake_github() -> Iterator[FakeGitHub]:
+    fake = FakeGitHub()
+    fake.installations[INSTALLATION] = [REPO, "Codertocat/Other"]
+    fake.permissions[(REPO, "Codertocat")] = "admin"
+    fake.add_issue(REPO, 1, labels=("ai-fix", "bug"))
+    with fake.mock():
+        yield fake
+    assert fake.violations == [], f"requests that break GitHub's schema or auth rules: {fake.violations}"
+
+
+def make_settings(tmp_path: Path, fake: FakeGitHub, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "app_id": fake.app_id,
+        "private_key": fake.private_key_pem,
+        "webhook_secret": SECRET,
+        "admin_token": ADMIN,
+        "database_url": f"sqlite:///{tmp_path / 'ai-fix.db'}",
+        "github_api_url": fake.base_url,
+        "workers": 2,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def github_for(settings: Settings) -> GitHubApp:
+    return GitHubApp.from_settings(settings, retry=RetryPolicy(backoff=0.01))
+
+
+@dataclass
+class Service:
+    url: str
+    client: httpx.Client
+    store: Store
+    settings: Settings
+    fake: FakeGitHub
+
+    def admin(self, path: str) -> httpx.Response:
+        return self.client.get(path, headers={"Authorization": f"Bearer {ADMIN}"})
+
+
+@pytest.fixture
+def start_service(tmp_path: Path, fake_github: FakeGitHub) -> Iterator[object]:
+    """Call it to run a real server (uvicorn on loopback) with workers; options pass to create_app."""
+    stack: list[object] = []
+
+    def start(*, pipeline: Pipeline | None = None, workers: bool = True, config: WorkerConfig = FAST,
+              store: Store | None = None, **settings_overrides: object) -> Service:
+        settings = make_settings(tmp_path, fake_github, **settings_overrides)
+        store = store or Store.from_url(settings.database_url)
+        app = create_app(settings, store=store, github=github_for(settings) if workers else None, pipeline=pipeline,
+                         worker_config=config)
+        server = serve(app)
+        url = server.__enter__()
+        client = httpx.Client(base_url=url, timeout=10)
+        stack.append((server, client, store))
+        return Service(url, client, store, settings, fake_github)
+
+    yield start
+    for server, client, store in reversed(stack):  # type: ignore[misc]
+        client.close()
+        server.__exit__(None, None, None)
+        store.close()
