@@ -70,6 +70,10 @@ class Provenance(BaseModel):
     """Contract field → where it came from (e.g. "checks": ".github/ai-fix.yml", "goal": "issue ## Goal")."""
     untrusted: list[dict[str, str]] = Field(default_factory=list)
     """Text kept as quoted data from authors without write access: {author, permission, excerpt}."""
+    evidence: list[str] = Field(default_factory=list)
+    """Kinds of reproducible evidence found in the issue (traceback, error message, code sample, ...)."""
+    ignored: list[str] = Field(default_factory=list)
+    """Requests of the issue that were refused because they would widen the config (scope, checks, budget)."""
 
 
 class Conventions(BaseModel):

@@ -1,0 +1,256 @@
+"""Build the task contract of a job from its snapshot and the repository's default branch.
+
+`build_contract` is the one entry point (GitHub jobs and local runs alike). Everything but the
+reads through `RepoFiles` is pure: the snapshot is frozen, `now` is passed in.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.contract.config import CONFIG_PATH, RepoConfig, parse_config
+from bot.contract.detect import detect_checks
+from bot.contract.evidence import find_evidence
+from bot.contract.files import RepoFiles
+from bot.contract.models import (
+    Budget,
+    Check,
+    Conventions,
+    Criterion,
+    ModelConfig,
+    Provenance,
+    SandboxConfig,
+    TaskContract,
+)
+from bot.contract.narrow import base_scope, narrow_budget, narrow_checks, narrow_scope
+from bot.contract.sanitize import describe_removed, sanitize
+from bot.contract.sections import HEADINGS, IssueSections, parse_sections
+from bot.errors import ConfigError
+from bot.snapshot import Comment, Snapshot
+
+WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+CONVENTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
+MAX_CONVENTION_CHARS = 20_000
+MAX_UNTRUSTED_CHARS = 4_000
+OWN_MARKER_PREFIX = "<!-- ai-fix:"
+"""Comments carrying one of ai-fix's own hidden markers are its own output, not instructions."""
+
+MISSING_CRITERIA = (
+    "acceptance criteria or reproducible evidence: say what must be true when the work is done "
+    "(a `## Acceptance criteria` section), or show the problem (a traceback or error message, a failing "
+    "command or test, expected against actual behaviour, or a code sample)"
+)
+REPRO_CRITERION = "A test reproducing the report is added; it fails before the change and passes after it."
+
+
+def snapshot_from_markdown(text: str, repo: str) -> Snapshot:
+    """A local task: `# title` on the first line, the body below. Number 0 marks it as local."""
+    lines = text.lstrip("\ufeff").lstrip("\n").split("\n")
+    first = lines[0].strip() if lines else ""
+    if not first.startswith("# ") or not first[2:].strip():
+        raise ConfigError(
+            f"the issue file must start with the title as a '# ' heading (got {first[:60]!r}); "
+            "e.g. '# Crash when parsing empty files' and the body below"
+        )
+    return Snapshot(
+        repo=repo,
+        number=0,
+        kind="issue",
+        title=first[2:].strip(),
+        body="\n".join(lines[1:]).strip(),
+        author="local",
+        author_permission="admin",
+        sender="local",
+        sender_permission="admin",
+    )
+
+
+def _is_own(comment: Comment) -> bool:
+    return comment.author.endswith("[bot]") or OWN_MARKER_PREFIX in comment.body
+
+
+def _quoted(text: str) -> str:
+    if len(text) > MAX_UNTRUSTED_CHARS:
+        text = text[:MAX_UNTRUSTED_CHARS] + " [truncated]"
+    return "\n".join(f"> {line}" for line in text.split("\n"))
+
+
+class _Builder:
+    """Accumulates one contract; each step reads one source and records where fields came from."""
+
+    def __init__(self, snapshot: Snapshot, files: RepoFiles) -> None:
+        self.snapshot = snapshot
+        self.files = files
+        self.sources: dict[str, str] = {}
+        self.ignored: list[str] = []
+        self.removed: dict[str, int] = {}
+
+    def note_source(self, field: str, where: str) -> None:
+        self.sources[field] = f"{self.sources[field]}; {where}" if field in self.sources else where
+
+    def _sanitize(self, text: str) -> str:
+        clean = sanitize(text)
+        for what, n in clean.removed.items():
+            self.removed[what] = self.removed.get(what, 0) + n
+        return clean.text
+
+    def config(self) -> RepoConfig | None:
+        text = self.files.read_text(CONFIG_PATH)
+        return None if text is None else parse_config(text, CONFIG_PATH)
+
+    def base_checks(self, config: RepoConfig | None) -> list[Check]:
+        if config is not None and "checks" in config.model_fields_set:
+            self.sources["checks"] = f"{CONFIG_PATH} ({self.files.source})"
+            return [Check(**c.model_dump(), origin="config") for c in config.checks]
+        self.sources["checks"] = f"detected in {self.files.source}"
+        return detect_checks(self.files)
+
+    def conventions(self) -> Conventions:
+        found: dict[str, str] = {}
+        for path in CONVENTION_FILES:
+            text = self.files.read_text(path)
+            if text is not None:
+                text = sanitize(text).text
+                found[path] = text if len(text) <= MAX_CONVENTION_CHARS else text[:MAX_CONVENTION_CHARS] + "\n[truncated]"
+        if found:
+            self.sources["conventions"] = f"{', '.join(found)} ({self.files.source})"
+        return Conventions(files=found)
+
+    def parts(self) -> list[tuple[str, str, IssueSections]]:
+        """(source label, visible text, sections) of the body, then of each writer comment in order."""
+        s = self.snapshot
+        body = self._sanitize(s.body)
+        out = [("issue", body, parse_sections(body))]
+        for c in s.comments:
+            if c.permission not in WRITE_PERMISSIONS or _is_own(c):
+                continue
+            text = self._sanitize(c.body)
+            if text and not text.startswith("/agent"):
+                out.append((f"comment by @{c.author}", text, parse_sections(text)))
+        return out
+
+    def untrusted(self) -> list[dict[str, str]]:
+        s = self.snapshot
+        others = [c for c in s.comments if c.permission not in WRITE_PERMISSIONS] + s.untrusted_comments
+        kept = []
+        for c in others:
+            if _is_own(c):
+                continue
+            text = self._sanitize(c.body)
+            if text:
+                kept.append({"author": c.author, "permission": c.permission, "excerpt": _quoted(text)})
+        return kept
+
+    def feedback(self) -> list[str]:
+        s = self.snapshot
+        lines = [line.strip() for line in self._sanitize(s.feedback).split("\n") if line.strip()]
+        if lines:
+            self.sources["feedback"] = f"/agent retry by @{s.sender}"
+        for rc in s.review_comments:
+            if rc.permission in WRITE_PERMISSIONS:
+                where = f"{rc.path}:{rc.line}" if rc.path and rc.line else rc.path or "review"
+                lines.append(f"{where}: {self._sanitize(rc.body)}")
+                self.sources["feedback"] = "review comments" + (" and /agent retry" if s.feedback.strip() else "")
+        return lines
+
+
+def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None = None) -> TaskContract:
+    """The task contract of a job: config (or detection) narrowed by the issue and writer comments.
+
+    Raises ConfigError (naming key and line) when `.github/ai-fix.yml` is broken: no silent defaults.
+    """
+    b = _Builder(snapshot, files)
+    config = b.config()
+    if config is not None:
+        for key in sorted(config.model_fields_set - {"checks"}):
+            b.sources[key] = f"{CONFIG_PATH} ({files.source})"
+    checks = b.base_checks(config)
+    scope = base_scope(config.scope.allow, config.scope.deny) if config else base_scope(["**"], [])
+    budget = Budget(**config.budget.model_dump()) if config else Budget()
+
+    goal, non_goals, constraints, stated = "", [], [], []
+    discussion: list[str] = []
+    parts = b.parts()
+    for source, _, sec in parts:
+        for name in sec.found:
+            b.note_source(name, f"{source} ## {HEADINGS[name]}")
+        if sec.goal:
+            goal = sec.goal
+        non_goals += sec.non_goals
+        constraints += sec.constraints
+        stated += sec.acceptance_criteria
+        scope, notes = narrow_scope(scope, sec.scope_allow, sec.scope_deny, source)
+        b.ignored += notes
+        checks, notes = narrow_checks(checks, sec.checks, source)
+        b.ignored += notes
+        budget, notes = narrow_budget(budget, sec.budget, source)
+        b.ignored += notes
+        if source != "issue" and sec.free_text:
+            discussion.append(f"{source}:\n{sec.free_text}")
+
+    if not goal:
+        goal = "\n\n".join(t for t in (snapshot.title.strip(), parts[0][2].free_text) if t)
+        b.sources["goal"] = "issue title and body"
+    if discussion:
+        goal = "\n\n".join([goal, *discussion])
+        b.note_source("goal", "writer comments")
+
+    evidence = find_evidence("\n\n".join(text for _, text, _ in parts))
+    criteria = [Criterion(text=t, origin="stated") for t in stated]
+    if evidence:
+        criteria.append(Criterion(text=REPRO_CRITERION, origin="derived"))
+    if checks:
+        criteria.append(Criterion(text=f"The checks pass: {', '.join(c.name for c in checks)}.", origin="derived"))
+
+    missing: list[str] = []
+    if not stated and not evidence:
+        missing.append(MISSING_CRITERIA)
+    if not scope.allow:
+        missing.append(
+            "a scope inside the allowed one: every glob the issue's Scope asks for lies outside "
+            f"{CONFIG_PATH}'s `scope.allow`; list paths inside it"
+        )
+
+    untrusted = b.untrusted()
+    feedback = b.feedback()
+    conventions = b.conventions()
+    if snapshot.author_permission not in WRITE_PERMISSIONS:
+        b.sources["body"] = (
+            f"written by @{snapshot.author} ({snapshot.author_permission}); the job was started by "
+            f"@{snapshot.sender} ({snapshot.sender_permission})"
+        )
+    if b.removed:
+        b.sources["hidden_text_removed"] = describe_removed(b.removed)
+    local = snapshot.number == 0
+    taken = snapshot.taken_at or (now or datetime.now(UTC)).isoformat()
+    return TaskContract(
+        status="needs_clarification" if missing else "ready",
+        missing=missing,
+        title=snapshot.title.strip(),
+        goal=goal,
+        non_goals=non_goals,
+        constraints=constraints,
+        acceptance_criteria=criteria,
+        scope=scope,
+        checks=checks,
+        setup=list(config.setup) if config else [],
+        budget=budget,
+        sandbox=SandboxConfig(**config.sandbox.model_dump()) if config else SandboxConfig(),
+        model=ModelConfig(**config.model.model_dump()) if config else ModelConfig(),
+        feedback=feedback,
+        provenance=Provenance(
+            repo=snapshot.repo,
+            number=None if local else snapshot.number,
+            kind="local" if local else snapshot.kind,
+            sender=snapshot.sender or None,
+            sender_permission=snapshot.sender_permission or None,
+            author=snapshot.author or None,
+            author_permission=snapshot.author_permission or None,
+            snapshot_at=taken,
+            sources=b.sources,
+            untrusted=untrusted,
+            evidence=evidence,
+            ignored=b.ignored,
+        ),
+        conventions=conventions,
+    )

@@ -1,0 +1,48 @@
+"""`ai-fix contract` (dry run: the contract as JSON) and `ai-fix init` (config and issue form)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bot.contract.build import build_contract, snapshot_from_markdown
+from bot.contract.config import CONFIG_PATH
+from bot.contract.detect import detect_checks
+from bot.contract.files import LocalRepoFiles, WorkTreeFiles
+from bot.contract.render import render_config_file, render_issue_form
+from bot.errors import ConfigError
+
+ISSUE_FORM_PATH = ".github/ISSUE_TEMPLATE/ai-fix.yml"
+
+
+def contract_main(args: argparse.Namespace) -> int:
+    """Print the contract of a local issue file against the repository's default branch; 0 ready or not."""
+    issue = Path(args.issue)
+    try:
+        text = issue.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the issue file {issue} ({exc.strerror}); pass --issue a Markdown file") from exc
+    files = LocalRepoFiles(args.repo)
+    contract = build_contract(snapshot_from_markdown(text, str(Path(args.repo).resolve())), files)
+    print(contract.model_dump_json(indent=2))
+    return 0
+
+
+def init_main(args: argparse.Namespace) -> int:
+    """Write `.github/ai-fix.yml` (with the detected checks) and the issue form; never overwrite."""
+    root = Path(args.path)
+    files = WorkTreeFiles(root)
+    checks = detect_checks(files)
+    for rel, text in ((CONFIG_PATH, render_config_file(checks)), (ISSUE_FORM_PATH, render_issue_form())):
+        target = root / rel
+        if target.exists():
+            print(f"{rel}: exists, left unchanged (delete it to regenerate)")
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"{rel}: written")
+    found = ", ".join(f"{c.name} ({c.run})" for c in checks) or "none; add `checks:` by hand"
+    print(f"checks detected: {found}")
+    print("next: review both files, commit them to the default branch, then label an issue 'ai-fix'", file=sys.stderr)
+    return 0

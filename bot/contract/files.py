@@ -1,0 +1,169 @@
+"""Reading a repository's files from its default branch: locally through git, remotely through GitHub.
+
+The contract is built from the default branch only (config, instruction files, detection), never
+from a branch being changed: a pull request cannot rewrite the rules it is judged by.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+from pathlib import Path
+from typing import Any, Protocol
+
+from bot.errors import ConfigError, GitHubError
+
+MAX_FILE_BYTES = 1_000_000
+"""Files read for the contract are small (configs, manifests, instruction files); larger are skipped."""
+
+
+class RepoFiles(Protocol):
+    """Read-only view of one commit of a repository (its default branch)."""
+
+    @property
+    def source(self) -> str:
+        """Where the files come from, for provenance (e.g. "main@1a2b3c4" or "owner/repo@main")."""
+        ...
+
+    def read_text(self, path: str) -> str | None:
+        """The file's text, or None when it does not exist (or is a directory, or too large)."""
+        ...
+
+    def list_dir(self, path: str = "") -> list[str]:
+        """Repository-relative paths of the entries of a directory ("" is the root), dirs ending in "/"."""
+        ...
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+
+
+def default_branch(repo: Path) -> str:
+    """The local repository's default branch: origin's HEAD, else `main`, `master`, else its only branch."""
+    head = _git(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+    if head.returncode == 0 and head.stdout.strip():
+        return head.stdout.decode().strip()
+    branches = _git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/").stdout.decode().split()
+    for name in ("main", "master"):
+        if name in branches:
+            return name
+    if len(branches) == 1:
+        return branches[0]
+    raise ConfigError(
+        f"{repo}: cannot tell the default branch (no origin/HEAD, no main or master; branches: "
+        f"{', '.join(branches) or 'none, commit something first'}); run `git remote set-head origin --auto` "
+        "or create a main branch"
+    )
+
+
+class LocalRepoFiles:
+    """The default branch of a local git repository, read with `git cat-file` (never the work tree)."""
+
+    def __init__(self, repo_path: str | Path, *, ref: str | None = None) -> None:
+        self.repo = Path(repo_path)
+        inside = _git(self.repo, "rev-parse", "--is-inside-work-tree")
+        bare = _git(self.repo, "rev-parse", "--is-bare-repository")
+        if not self.repo.is_dir() or (inside.returncode != 0 and bare.stdout.strip() != b"true"):
+            raise ConfigError(f"{self.repo} is not a git repository; pass --repo the path of a clone")
+        self.ref = ref or default_branch(self.repo)
+        commit = _git(self.repo, "rev-parse", "--verify", "--quiet", f"{self.ref}^{{commit}}")
+        if commit.returncode != 0:
+            raise ConfigError(f"{self.repo}: branch {self.ref!r} has no commit yet; commit the repository first")
+        self.commit = commit.stdout.decode().strip()
+
+    @property
+    def source(self) -> str:
+        return f"{self.ref}@{self.commit[:12]}"
+
+    def read_text(self, path: str) -> str | None:
+        spec = f"{self.commit}:{path}"
+        kind = _git(self.repo, "cat-file", "-t", spec)
+        if kind.returncode != 0 or kind.stdout.strip() != b"blob":
+            return None
+        size = int(_git(self.repo, "cat-file", "-s", spec).stdout or 0)
+        if size > MAX_FILE_BYTES:
+            return None
+        return _git(self.repo, "cat-file", "blob", spec).stdout.decode("utf-8", errors="replace")
+
+    def list_dir(self, path: str = "") -> list[str]:
+        prefix = f"{path.strip('/')}/" if path.strip("/") else ""
+        out = _git(self.repo, "ls-tree", "-z", self.commit, "--", prefix or ".")
+        entries: list[str] = []
+        for record in out.stdout.decode("utf-8", errors="replace").split("\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition("\t")
+            entries.append(f"{name}/" if meta.split()[1] == "tree" else name)
+        return sorted(entries)
+
+
+class WorkTreeFiles:
+    """Files as they are on disk: for `ai-fix init`, which prepares a config in a fresh checkout."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        if not self.root.is_dir():
+            raise ConfigError(f"{self.root} is not a directory; pass the path of a repository")
+
+    @property
+    def source(self) -> str:
+        return str(self.root)
+
+    def read_text(self, path: str) -> str | None:
+        file = self.root / path
+        if not file.is_file() or file.stat().st_size > MAX_FILE_BYTES:
+            return None
+        return file.read_text(encoding="utf-8", errors="replace")
+
+    def list_dir(self, path: str = "") -> list[str]:
+        base = self.root / path if path else self.root
+        if not base.is_dir():
+            return []
+        rel = f"{path.strip('/')}/" if path.strip("/") else ""
+        return sorted(f"{rel}{p.name}/" if p.is_dir() else f"{rel}{p.name}" for p in base.iterdir() if p.name != ".git")
+
+
+class GitHubRepoFiles:
+    """The default branch through the contents API, with an installation-authenticated githubkit client."""
+
+    def __init__(self, gh: Any, repo: str, ref: str) -> None:
+        self.gh = gh
+        self.owner, _, self.name = repo.partition("/")
+        self.ref = ref
+        self._cache: dict[str, Any] = {}
+
+    @property
+    def source(self) -> str:
+        return f"{self.owner}/{self.name}@{self.ref}"
+
+    def _get(self, path: str) -> Any:
+        """The decoded JSON of a contents request, or None for a 404; cached per path."""
+        if path not in self._cache:
+            from githubkit.exception import RequestFailed
+
+            try:
+                resp = self.gh.rest.repos.get_content(self.owner, self.name, path, ref=self.ref)
+                self._cache[path] = resp.json()
+            except RequestFailed as exc:
+                if exc.response.status_code != 404:
+                    raise GitHubError(
+                        f"reading {path or '/'} of {self.owner}/{self.name}@{self.ref} failed with HTTP "
+                        f"{exc.response.status_code}; check the App has 'Contents: read' on the repository"
+                    ) from exc
+                self._cache[path] = None
+        return self._cache[path]
+
+    def read_text(self, path: str) -> str | None:
+        data = self._get(path)
+        if not isinstance(data, dict) or data.get("type") != "file" or data.get("size", 0) > MAX_FILE_BYTES:
+            return None
+        content = data.get("content") or ""
+        if data.get("encoding") != "base64":
+            return None  # files over 1 MB come back without content; they are skipped like local ones
+        return base64.b64decode(content).decode("utf-8", errors="replace")
+
+    def list_dir(self, path: str = "") -> list[str]:
+        data = self._get(path.strip("/"))
+        if not isinstance(data, list):
+            return []
+        return sorted(f"{e['path']}/" if e.get("type") == "dir" else e["path"] for e in data)

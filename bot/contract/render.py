@@ -1,0 +1,156 @@
+"""Pure renderers: the contract comment, the clarification comment, the config-error comment, and
+the files `ai-fix init` writes. Text from the issue is echoed as quoted data with @-mentions defused
+(no one is pinged by the bot repeating an issue)."""
+
+from __future__ import annotations
+
+import re
+from string import Template
+
+import yaml
+
+from bot.contract.models import Check, TaskContract
+from bot.contract.templates import template
+
+MARKER = "<!-- ai-fix:contract -->"
+"""Hidden marker of the one contract/clarification comment ai-fix keeps per issue (updated in place)."""
+MAX_COMMENT_CHARS = 60_000
+"""GitHub rejects comment bodies over 65,536 characters."""
+RESTART = "Edit the issue and re-label it, or comment `/agent retry`, to start again."
+
+
+def _defuse(text: str) -> str:
+    """Break @-mentions with a word joiner so echoing issue text notifies nobody."""
+    return re.sub(r"@(?=[A-Za-z0-9])", "@\u2060", text)
+
+
+def _code(text: str) -> str:
+    """An inline code span that survives backticks inside the text."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in _defuse(text).split("\n"))
+
+
+def _bullets(items: list[str]) -> str:
+    return "\n".join(f"- {_defuse(' '.join(i.split()))}" for i in items)
+
+
+def _cap(body: str) -> str:
+    if len(body) <= MAX_COMMENT_CHARS:
+        return body
+    return body[: MAX_COMMENT_CHARS - 60] + "\n\n… (truncated: the full contract is in the job's evidence)"
+
+
+def _checks_table(checks: list[Check]) -> str:
+    rows = [
+        f"| {c.name} | {_code(c.run).replace('|', chr(92) + '|')} | {c.timeout} s | {c.origin} |" for c in checks
+    ]
+    return "\n".join(["| check | command | timeout | from |", "|---|---|---|---|", *rows])
+
+
+def render_contract_comment(contract: TaskContract) -> str:
+    """The "what I am going to do" comment posted before work starts (status ready)."""
+    c = contract
+    b = c.budget
+    out = [MARKER, "### ai-fix: what I am going to do", "", "**Goal**", "", _quote(c.goal), ""]
+    out += ["**Acceptance criteria**", ""]
+    out += [f"- [ ] {_defuse(a.text)} _({a.origin})_" for a in c.acceptance_criteria] or ["- (none)"]
+    for title, items in (("Non-goals", c.non_goals), ("Constraints", c.constraints), ("Feedback for this round", c.feedback)):
+        if items:
+            out += ["", f"**{title}**", "", _bullets(items)]
+    out += [
+        "",
+        f"**Scope**: may change {', '.join(map(_code, c.scope.allow)) or 'nothing'}; "
+        f"never {', '.join(map(_code, c.scope.deny))}.",
+        "",
+    ]
+    if c.checks:
+        out += ["**Checks** (run by the harness before and after the change, never chosen by the model)", "", _checks_table(c.checks)]
+    else:
+        out += ["**Checks**: none found. Add `checks:` to `.github/ai-fix.yml` so the result can be verified."]
+    if c.setup:
+        out += ["", f"**Setup**: {', '.join(map(_code, c.setup))} (network: {c.sandbox.network})"]
+    out += [
+        "",
+        f"**Budget**: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, at most "
+        f"{b.max_files_changed} files and {b.max_lines_changed} lines changed.",
+    ]
+    if c.provenance.ignored:
+        out += ["", "**Not applied** (an issue may narrow the configuration, never widen it)", "", _bullets(c.provenance.ignored)]
+    if c.provenance.untrusted:
+        n = len(c.provenance.untrusted)
+        out += ["", f"**Untrusted text**: {n} comment{'s' if n != 1 else ''} by people without write access "
+                "kept as quoted data only; not instructions."]  # fmt: skip
+    if c.conventions.files:
+        out += ["", f"**Instruction files** (default branch): {', '.join(map(_code, c.conventions.files))}"]
+    out += ["", f"<sub>Contract taken at {c.provenance.snapshot_at}. {RESTART}</sub>"]
+    return _cap("\n".join(out) + "\n")
+
+
+def render_clarification_comment(contract: TaskContract) -> str:
+    """The comment that says exactly what is missing (status needs_clarification), with an example."""
+    out = [
+        MARKER,
+        "### ai-fix needs more before it starts",
+        "",
+        "I could not tell how to verify this request, so I have not changed anything. What I need:",
+        "",
+        _bullets(contract.missing),
+        "",
+        "Add sections like these to the issue (`##` or `###` headings, any case; all optional but one of "
+        "acceptance criteria or evidence):",
+        "",
+        "````markdown",
+        template("clarification-example.md").rstrip(),
+        "````",
+    ]
+    if contract.checks:
+        out += ["", f"Checks available by name: {', '.join(_code(ch.name) for ch in contract.checks)}."]
+    if contract.provenance.ignored:
+        out += ["", "Also not applied:", "", _bullets(contract.provenance.ignored)]
+    out += ["", RESTART]
+    return _cap("\n".join(out) + "\n")
+
+
+def render_config_error_comment(error: str) -> str:
+    """The comment posted when `.github/ai-fix.yml` is broken (nothing starts until it is fixed)."""
+    return _cap(
+        "\n".join(
+            [
+                MARKER,
+                "### ai-fix cannot read `.github/ai-fix.yml`",
+                "",
+                "The configuration on the default branch has errors, so I have not started. Fix them:",
+                "",
+                "```text",
+                error.replace("```", "'''"),
+                "```",
+                "",
+                RESTART,
+            ]
+        )
+        + "\n"
+    )
+
+
+def render_config_file(checks: list[Check]) -> str:
+    """The commented `.github/ai-fix.yml` for `ai-fix init`, listing the checks detected."""
+    if checks:
+        entries = [{"name": c.name, "run": c.run, "timeout": c.timeout} for c in checks]
+        block = yaml.safe_dump({"checks": entries}, sort_keys=False, default_flow_style=False, width=1000).rstrip()
+    else:
+        block = (
+            "# No checks were detected: name the commands that decide success, e.g.\n"
+            "# checks:\n#   - name: tests\n#     run: python -m pytest -q\n#     timeout: 600"
+        )
+    return Template(template("config.yml")).substitute(checks=block)
+
+
+def render_issue_form() -> str:
+    """The issue form `.github/ISSUE_TEMPLATE/ai-fix.yml` with the contract sections."""
+    return template("issue-form.yml")

@@ -1,0 +1,150 @@
+"""Read the contract sections of an issue (or a comment): `## Goal`, `### Scope`, issue-form output.
+
+Headings are `##` or `###`, any case, with an optional trailing colon; GitHub issue forms render
+each field as `### Label` followed by the answer (`_No response_` when left empty). Headings inside
+fenced code blocks are text. Sections the contract does not know stay part of the free text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+_HEADING = re.compile(r"^ {0,3}#{2,3}[ \t]+(?P<title>.+?)[ \t]*#*[ \t]*$")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>.*)$")
+_NO_RESPONSE = "_No response_"
+
+SECTION_NAMES: dict[str, str] = {
+    "goal": "goal",
+    "goals": "goal",
+    "non goals": "non_goals",
+    "nongoals": "non_goals",
+    "non goal": "non_goals",
+    "out of scope": "non_goals",
+    "constraints": "constraints",
+    "constraint": "constraints",
+    "acceptance criteria": "acceptance_criteria",
+    "acceptance criterion": "acceptance_criteria",
+    "acceptance": "acceptance_criteria",
+    "scope": "scope",
+    "checks": "checks",
+    "check": "checks",
+    "budget": "budget",
+}
+"""Normalised heading text → contract section."""
+
+HEADINGS: dict[str, str] = {
+    "goal": "Goal",
+    "non_goals": "Non-goals",
+    "constraints": "Constraints",
+    "acceptance_criteria": "Acceptance criteria",
+    "scope": "Scope",
+    "checks": "Checks",
+    "budget": "Budget",
+}
+"""Contract section → the heading it is written under (for provenance and messages)."""
+
+
+class IssueSections(BaseModel):
+    """What one issue body or comment says, section by section (all text already sanitised)."""
+
+    found: list[str] = Field(default_factory=list)
+    """Contract sections present (even when empty), in order of appearance."""
+    goal: str = ""
+    non_goals: list[str] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list)
+    acceptance_criteria: list[str] = Field(default_factory=list)
+    scope_allow: list[str] = Field(default_factory=list)
+    scope_deny: list[str] = Field(default_factory=list)
+    checks: list[str] = Field(default_factory=list)
+    budget: dict[str, str] = Field(default_factory=dict)
+    """Budget key → value as written; the caller validates and narrows."""
+    free_text: str = ""
+    """Everything outside the contract sections (preamble and other headings), for goal and evidence."""
+
+
+def _normalise_heading(title: str) -> str:
+    title = re.sub(r"[*_`]", "", title).strip().rstrip(":").strip().lower()
+    return re.sub(r"[\s_-]+", " ", title)
+
+
+def split_sections(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """(free text, [(section, body)]) — section is a key of HEADINGS; other headings stay in free text."""
+    free: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    current: list[str] = free
+    fence: str | None = None
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1).startswith(fence) and line.strip().strip(fence[0]) == "":
+                fence = None
+        elif m:
+            fence = m.group(1)[0] * 3
+        else:
+            h = _HEADING.match(line)
+            if h:
+                name = SECTION_NAMES.get(_normalise_heading(h.group("title")))
+                if name is not None:
+                    sections.append((name, []))
+                    current = sections[-1][1]
+                    continue
+                current = free
+        current.append(line)
+    return "\n".join(free).strip(), [(name, "\n".join(lines).strip()) for name, lines in sections]
+
+
+def list_items(body: str) -> list[str]:
+    """Bullet or numbered items (checkboxes dropped); without bullets, one item per paragraph."""
+    body = "" if body.strip() == _NO_RESPONSE else body
+    items: list[str] = []
+    has_bullets = any(_BULLET.match(line) for line in body.split("\n"))
+    if has_bullets:
+        for line in body.split("\n"):
+            b = _BULLET.match(line)
+            if b:
+                items.append(b.group("text").strip())
+            elif line.strip() and items and line.startswith((" ", "\t")):
+                items[-1] = f"{items[-1]} {line.strip()}"  # an indented continuation line
+    else:
+        items = [" ".join(p.split()) for p in re.split(r"\n\s*\n", body)]
+    return [i for i in items if i]
+
+
+def first_token(item: str) -> str:
+    """The glob or name an item names: its first `backticked` part, else its first word."""
+    m = re.search(r"`([^`]+)`", item)
+    token = m.group(1) if m else (item.split() or [""])[0]
+    return token.strip().rstrip(",;")
+
+
+def parse_sections(text: str) -> IssueSections:
+    """The contract sections of sanitised Markdown (a body or a comment)."""
+    free, sections = split_sections(text)
+    out = IssueSections(free_text=free)
+    for name, body in sections:
+        if name not in out.found:
+            out.found.append(name)
+        items = list_items(body)
+        if name == "goal":
+            goal = "" if body.strip() == _NO_RESPONSE else body.strip()
+            out.goal = f"{out.goal}\n\n{goal}".strip()
+        elif name in ("non_goals", "constraints", "acceptance_criteria"):
+            getattr(out, name).extend(items)
+        elif name == "scope":
+            for item in items:
+                token = first_token(item)
+                deny = item.startswith("!") or token.startswith("!")
+                token = token.lstrip("!").strip()
+                if token:
+                    (out.scope_deny if deny else out.scope_allow).append(token)
+        elif name == "checks":
+            out.checks.extend(t for t in map(first_token, items) if t)
+        else:
+            for item in items:
+                m = re.match(r"`?(\w+)`?\s*[:=]\s*`?([^`\s]+)`?", item)
+                if m:
+                    out.budget[m.group(1).lower()] = m.group(2)
+    return out

@@ -1,0 +1,34 @@
+"""Small real git repositories for contract tests."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}  # fmt: skip
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=_ENV).stdout
+
+
+def write(repo: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def commit(repo: Path, files: dict[str, str], message: str = "change") -> None:
+    write(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+
+
+def make_repo(root: Path, files: dict[str, str], branch: str = "main") -> Path:
+    """A repository whose `branch` has one commit holding `files`."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", branch)
+    commit(root, files, "initial")
+    return root

@@ -1,0 +1,96 @@
+"""Check detection on small real repositories of several ecosystems, read from the default branch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.contract.detect import detect_checks
+from bot.contract.files import LocalRepoFiles, WorkTreeFiles
+from bot.errors import ConfigError
+
+from .repos import commit, git, make_repo, write
+
+ECOSYSTEMS = [
+    pytest.param(
+        {"pyproject.toml": "[project]\nname='x'\n[tool.pytest.ini_options]\n[tool.ruff]\n[tool.mypy]\nfiles = ['src']\n", "src/x.py": ""},
+        [("pytest", "python -m pytest -q"), ("ruff", "ruff check ."), ("mypy", "python -m mypy")],
+        id="python pyproject: pytest, ruff, mypy with files",
+    ),
+    pytest.param(
+        {"setup.py": "", "setup.cfg": "[flake8]\nmax-line-length=100\n[mypy]\n", "tests/test_a.py": ""},
+        [("pytest", "python -m pytest -q"), ("flake8", "python -m flake8"), ("mypy", "python -m mypy .")],
+        id="python setup.cfg: tests dir, flake8, mypy",
+    ),
+    pytest.param({"tox.ini": "[tox]\nenvlist = py311\n[testenv]\ncommands = unittest\n"}, [("tox", "tox")], id="tox without pytest"),
+    pytest.param({"noxfile.py": "import nox\n"}, [("nox", "nox")], id="nox"),
+    pytest.param(
+        {"package.json": '{"scripts": {"test": "jest", "lint": "eslint ."}}', "yarn.lock": ""},
+        [("npm-test", "yarn test"), ("npm-lint", "yarn run lint")],
+        id="node with yarn",
+    ),
+    pytest.param(
+        {"package.json": '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}'},
+        [],
+        id="npm's placeholder test script is not a check",
+    ),
+    pytest.param({"go.mod": "module example.com/x\n", "x_test.go": ""}, [("go-test", "go test ./...")], id="go"),
+    pytest.param({"Cargo.toml": "[package]\nname='x'\n"}, [("cargo-test", "cargo test")], id="rust"),
+    pytest.param({"Makefile": "all:\n\tcc x.c\ntest: all\n\t./run-tests\n"}, [("make-test", "make test")], id="make only"),
+    pytest.param(
+        {"Makefile": "test:\n\tpytest\n", "pytest.ini": "[pytest]\n"},
+        [("pytest", "python -m pytest -q")],
+        id="make test is not added when a language runner is found",
+    ),
+    pytest.param({"README.md": "hello"}, [], id="nothing to detect"),
+]
+
+
+@pytest.mark.parametrize(("files", "expected"), ECOSYSTEMS)
+def test_detection_per_ecosystem(tmp_path: Path, files: dict[str, str], expected: list[tuple[str, str]]) -> None:
+    checks = detect_checks(LocalRepoFiles(make_repo(tmp_path / "repo", files)))
+    assert [(c.name, c.run) for c in checks] == expected
+    assert all(c.origin == "detected" for c in checks)
+
+
+def test_files_come_from_the_default_branch_never_the_checked_out_one(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x", "AGENTS.md": "main rules"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {"go.mod": "module x\n", "AGENTS.md": "feature rules"})
+    write(repo, {"Cargo.toml": "[package]\n"})  # uncommitted work-tree file
+    files = LocalRepoFiles(repo)
+    assert files.ref == "main"
+    assert files.read_text("AGENTS.md") == "main rules"
+    assert files.read_text("go.mod") is None
+    assert detect_checks(files) == []
+    assert "go.mod" in {p for p in WorkTreeFiles(repo).list_dir()}  # init reads the work tree instead
+
+
+def test_default_branch_follows_origin_head(tmp_path: Path) -> None:
+    upstream = make_repo(tmp_path / "up", {"README.md": "x"}, branch="trunk")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    git(clone, "checkout", "-q", "-b", "work")
+    files = LocalRepoFiles(clone)
+    assert files.ref == "origin/trunk"
+    assert files.list_dir() == ["README.md"]
+
+
+def test_listing_marks_directories(tmp_path: Path) -> None:
+    files = LocalRepoFiles(make_repo(tmp_path / "r", {"src/a.py": "", "src/pkg/b.py": "", "x.txt": ""}))
+    assert files.list_dir() == ["src/", "x.txt"]
+    assert files.list_dir("src") == ["src/a.py", "src/pkg/"]
+    assert files.read_text("src") is None
+
+
+def test_not_a_repository_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not a git repository"):
+        LocalRepoFiles(tmp_path)
+
+
+def test_ambiguous_default_branch_says_how_to_fix(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a": ""}, branch="one")
+    git(repo, "branch", "two")
+    with pytest.raises(ConfigError, match="cannot tell the default branch.*one, two"):
+        LocalRepoFiles(repo)
