@@ -8,6 +8,8 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from bot.contract.models import SandboxConfig
+
 
 class ExecResult(BaseModel):
     exit_code: int | None
@@ -26,6 +28,8 @@ class Sandbox(Protocol):
 
     name: str
     workspace: Path
+    config: SandboxConfig
+    """The limits and image it was opened with."""
     workdir: str
     """Where the workspace appears inside the sandbox (paths in tracebacks start with it)."""
     artifact_dir: str

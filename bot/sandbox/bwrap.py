@@ -1,0 +1,167 @@
+"""The bubblewrap backend: one short-lived bwrap per command, no daemon, no image.
+
+The sandbox sees the host's system directories read-only (not the whole root: home directories,
+/tmp, /srv and other jobs' workspaces stay out), the workspace writable at /workspace, a fresh
+tmpfs /tmp, no network (unless the command is setup and the config allows it), its own pid, ipc
+and uts namespaces, and an environment built from the allowlist only. bwrap itself starts with an
+empty environment (else its first process would expose ai-fix's environment at /proc/1/environ).
+Commands run as a non-root uid under rlimits for processes, address space and CPU time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from bot.contract.models import SandboxConfig
+from bot.errors import SandboxUnavailable
+from bot.sandbox.artifacts import read_artifact
+from bot.sandbox.base import ExecResult
+from bot.sandbox.environment import ARTIFACT_DIR, WORKDIR, sandbox_env
+from bot.sandbox.identity import Identity, grant_workspace, private_dir, sandbox_identity
+from bot.sandbox.process import run_process
+
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+"""Host directories bound read-only; symlinks among them (merged /usr) are recreated as symlinks."""
+
+
+def probe_bwrap() -> str | None:
+    """Why bwrap cannot work here (with the fix), or None when it can."""
+    for tool, package in (("bwrap", "bubblewrap"), ("prlimit", "util-linux"), ("setpriv", "util-linux")):
+        if shutil.which(tool) is None:
+            return f"bwrap: `{tool}` not found; install it (Debian: apt-get install {package})"
+    try:
+        probe = subprocess.run(
+            [shutil.which("bwrap") or "bwrap", *_namespaces(network=False), "--ro-bind", "/", "/", "true"],
+            env={},
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap: cannot start ({exc}); check that bubblewrap is installed and runnable"
+    if probe.returncode != 0:
+        err = probe.stderr.decode(errors="replace").strip()
+        return (
+            f"bwrap: cannot create namespaces ({err}); enable unprivileged user namespaces "
+            "(sysctl kernel.unprivileged_userns_clone=1) or run ai-fix with podman"
+        )
+    return None
+
+
+def _namespaces(*, network: bool) -> list[str]:
+    # As root, bwrap mounts with real privileges and the command drops to the sandbox uid with
+    # setpriv; a user namespace would map that uid back to root, where rlimits do not bite.
+    ns = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+    if os.geteuid() != 0:
+        ns.append("--unshare-user")
+    if not network:
+        ns.append("--unshare-net")
+    return ns
+
+
+def _parents(path: Path) -> list[str]:
+    # bwrap would create missing parents mode 0700, which the sandbox uid could not traverse.
+    args: list[str] = []
+    for parent in reversed(path.parents[:-1]):
+        args += ["--perms", "0755", "--dir", str(parent)]
+    return args
+
+
+class BwrapSandbox:
+    name = "bwrap"
+    workdir = WORKDIR
+    artifact_dir = ARTIFACT_DIR
+
+    def __init__(
+        self,
+        workspace: Path,
+        config: SandboxConfig,
+        *,
+        env: Mapping[str, str] | None = None,
+        ro_paths: Sequence[Path] = (),
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.config = config
+        self.identity: Identity = sandbox_identity()
+        self._env = dict(env or {})
+        self._ro_paths = [Path(p).resolve() for p in ro_paths]
+        self._artifacts: Path | None = None
+
+    def start(self) -> None:
+        reason = probe_bwrap()
+        if reason:
+            raise SandboxUnavailable(reason)
+        grant_workspace(self.workspace, self.identity)
+        self._artifacts = private_dir(Path(tempfile.mkdtemp(prefix="ai-fix-bwrap-")), self.identity)
+
+    def argv(self, command: str, *, timeout: float, network: bool, env: Mapping[str, str]) -> list[str]:
+        if self._artifacts is None:
+            raise SandboxUnavailable("bwrap: the sandbox is not started; call start() first")
+        args = [shutil.which("bwrap") or "bwrap", *_namespaces(network=network)]
+        args += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
+        for path in SYSTEM_PATHS:
+            if os.path.islink(path):
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                args += ["--ro-bind", path, path]
+        for path in self._ro_paths:
+            if not any(path.is_relative_to(system) for system in SYSTEM_PATHS):
+                args += _parents(path) + ["--ro-bind", str(path), str(path)]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "0755", "--dir", "/run"]
+        args += ["--bind", str(self.workspace), WORKDIR, "--bind", str(self._artifacts), ARTIFACT_DIR, "--chdir", WORKDIR]
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        args.append("--")
+        if os.geteuid() == 0:
+            args += [
+                shutil.which("setpriv") or "setpriv",
+                f"--reuid={self.identity.uid}",
+                f"--regid={self.identity.gid}",
+                "--clear-groups",
+                "--no-new-privs",
+                "--bounding-set=-all",
+                "--inh-caps=-all",
+            ]
+        args += [
+            shutil.which("prlimit") or "prlimit",
+            f"--nproc={self.config.pids}",
+            f"--as={self.config.memory_mb << 20}",
+            f"--cpu={int(timeout) + 1}",
+            "--core=0",
+            "--",
+            "/bin/sh",
+            "-c",
+            'mkdir -p "$HOME" 2>/dev/null; umask 002; eval "$1"',
+            "sh",
+            command,
+        ]
+        return args
+
+    def exec(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        network: bool = False,
+        output_cap: int = 65536,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        full_env = sandbox_env(path=os.environ.get("PATH", "/usr/bin:/bin"), extra={**self._env, **(env or {})})
+        argv = self.argv(command, timeout=timeout, network=network and self.config.network == "setup", env=full_env)
+        # An empty environment for bwrap itself: see the module docstring. Killing bwrap kills its
+        # init (--die-with-parent), which takes the whole pid namespace along.
+        return run_process(argv, env={}, timeout=timeout, output_cap=output_cap, config=self.config)
+
+    def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
+        if self._artifacts is None:
+            return None
+        return read_artifact(self._artifacts, name, limit)
+
+    def close(self) -> None:
+        if self._artifacts is not None:
+            shutil.rmtree(self._artifacts, ignore_errors=True)
+            self._artifacts = None

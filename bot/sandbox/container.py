@@ -1,0 +1,374 @@
+"""The container backends (podman, docker): one container per job, kept up for the job's lifetime.
+
+The container runs `sleep infinity` with no network, a read-only root, a tmpfs /tmp, no
+capabilities, no-new-privileges, pids/memory/CPU limits and a non-root user; the workspace is
+bind-mounted at /workspace and a private host directory at /run/ai-fix (command scripts, output
+pipes, artifacts). `engine exec` costs ~150 ms here, so commands do not each get one: a small
+POSIX-shell server started once with `exec -i` runs each command in its own session, streams its
+output through a named pipe the host reads, and reports the exit status. A timeout kills every
+process of the sandbox user (`kill -9 -1`), whatever sessions they made; the server is restarted
+on the next command.
+
+`network: setup` runs the setup commands in a separate one-off container with the engine's default
+network and the same mounts and limits; only what they write into the workspace carries over.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import selectors
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from bot.contract.models import SandboxConfig
+from bot.errors import SandboxUnavailable
+from bot.sandbox.artifacts import read_artifact
+from bot.sandbox.base import ExecResult
+from bot.sandbox.capture import CHUNK, HeadTail
+from bot.sandbox.environment import ARTIFACT_DIR, WORKDIR, sandbox_env
+from bot.sandbox.identity import Identity, grant_workspace, private_dir, sandbox_identity
+from bot.sandbox.limits import killed_reason
+from bot.sandbox.process import run_process
+
+Engine = Literal["podman", "docker"]
+
+CONTAINERS_CONF = "[containers]\n# The engine's default ulimits cannot be applied on some hosts; limits come from ai-fix's flags.\ndefault_ulimits = []\n"
+
+SERVER = r"""
+S=; command -v setsid >/dev/null 2>&1 && S=setsid
+oom() { sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null | head -n 1; }
+echo "READY $(oom)"
+while read -r n; do
+  $S sh "/run/ai-fix/cmd-$n.sh" >"/run/ai-fix/out-$n" 2>&1 </dev/null &
+  pid=$!
+  wait "$pid"; rc=$?
+  kill -9 -"$pid" 2>/dev/null
+  echo "DONE $n $rc $(oom)"
+done
+"""
+"""Runs inside the container as the sandbox user; one command at a time, each in its own session."""
+
+AFTER_EXIT_GRACE_S = 0.5
+"""How long output is still read after the command exited (background children may hold the pipe)."""
+
+
+def containers_conf() -> Path:
+    """ai-fix's own containers.conf for podman, written once per user (users need not set anything)."""
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    path = base / "ai-fix" / "containers.conf"
+    if not path.is_file() or path.read_text() != CONTAINERS_CONF:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(CONTAINERS_CONF)
+    return path
+
+
+def engine_command(engine: Engine) -> list[str]:
+    """The engine binary plus global flags: podman uses runc when it is installed."""
+    if engine == "podman" and shutil.which("runc"):
+        return ["podman", "--runtime", "runc"]
+    return [engine]
+
+
+def engine_env(engine: Engine) -> dict[str, str]:
+    env = dict(os.environ)
+    if engine == "podman" and "CONTAINERS_CONF" not in env:
+        env["CONTAINERS_CONF"] = str(containers_conf())
+    return env
+
+
+@cache
+def probe_engine(engine: Engine) -> str | None:
+    """Why the engine cannot run containers here (with the fix), or None when it can."""
+    if shutil.which(engine) is None:
+        fix = "install podman and runc (Debian: apt-get install podman runc)" if engine == "podman" else "install Docker Engine"
+        return f"{engine}: not installed; {fix}"
+    try:
+        info = subprocess.run([*engine_command(engine), "info"], env=engine_env(engine), capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{engine}: `{engine} info` failed ({exc}); check the engine's installation"
+    if info.returncode != 0:
+        err = info.stderr.decode(errors="replace").strip().splitlines()
+        detail = err[-1] if err else f"exit {info.returncode}"
+        fix = "start the Docker daemon (systemctl start docker) or use podman" if engine == "docker" else "install runc and check `podman info`"
+        return f"{engine}: the engine does not run ({detail}); {fix}"
+    return None
+
+
+def image_missing(engine: Engine, image: str) -> str | None:
+    """A message when the configured image is not present locally (ai-fix never pulls on its own)."""
+    found = subprocess.run([*engine_command(engine), "image", "inspect", image], env=engine_env(engine), capture_output=True, timeout=30)
+    if found.returncode == 0:
+        return None
+    return (
+        f"{engine}: image {image!r} (sandbox.image in .github/ai-fix.yml) is not present locally and ai-fix does not pull "
+        f"images; fetch or build it on this host first (`{engine} pull {image}`, `{engine} load`, or `{engine} build`)"
+    )
+
+
+class ContainerSandbox:
+    workdir = WORKDIR
+    artifact_dir = ARTIFACT_DIR
+
+    def __init__(
+        self,
+        engine: Engine,
+        workspace: Path,
+        config: SandboxConfig,
+        *,
+        env: Mapping[str, str] | None = None,
+        ro_paths: Sequence[Path] = (),
+    ) -> None:
+        self.name = engine
+        self.engine: Engine = engine
+        self.workspace = workspace.resolve()
+        self.config = config
+        self.identity: Identity = sandbox_identity()
+        self.container = f"ai-fix-{uuid.uuid4().hex[:12]}"
+        self._extra_env = dict(env or {})
+        self._ro_paths = [Path(p).resolve() for p in ro_paths]
+        self._control: Path | None = None
+        self._server: subprocess.Popen[bytes] | None = None
+        self._oom_kills = 0
+        self._serial = itertools.count(1)
+        self._cmd = engine_command(engine)
+        self._env = engine_env(engine)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        reason = probe_engine(self.engine) or image_missing(self.engine, self.config.image)
+        if reason:
+            raise SandboxUnavailable(reason)
+        grant_workspace(self.workspace, self.identity)
+        self._control = private_dir(Path(tempfile.mkdtemp(prefix=f"ai-fix-{self.engine}-")), self.identity)
+        run = subprocess.run(
+            [*self._cmd, "run", "-d", "--rm", "--name", self.container, *self._flags(network=False), self.config.image, "sleep", "infinity"],
+            env=self._env,
+            capture_output=True,
+            timeout=120,
+        )
+        if run.returncode != 0:
+            self.close()
+            err = run.stderr.decode(errors="replace").strip()
+            raise SandboxUnavailable(f"{self.engine}: cannot start the job's container: {err}; check `{self.engine} info` and the image")
+
+    def close(self) -> None:
+        self._stop_server()
+        if self._control is not None:
+            subprocess.run([*self._cmd, "rm", "-f", "-t", "0", self.container], env=self._env, capture_output=True, timeout=60)
+            shutil.rmtree(self._control, ignore_errors=True)
+            self._control = None
+
+    def _flags(self, *, network: bool) -> list[str]:
+        c = self.config
+        flags = [
+            "--read-only",
+            "--tmpfs", f"/tmp:rw,nosuid,nodev,size={c.memory_mb}m,mode=1777",
+            "--cap-drop", "ALL",
+            "--security-opt", "no-new-privileges",
+            "--pids-limit", str(c.pids),
+            "--memory", f"{c.memory_mb}m",
+            "--memory-swap", f"{c.memory_mb}m",
+            "--cpus", str(c.cpus),
+            "--user", self.identity.spec,
+            "--hostname", "sandbox",
+            "--label", "ai-fix.sandbox=1",
+            "-v", f"{self.workspace}:{WORKDIR}:rw",
+            "-v", f"{self._control}:{ARTIFACT_DIR}:rw",
+            "-w", WORKDIR,
+        ]  # fmt: skip
+        if not network:
+            flags += ["--network", "none"]
+        if self.engine == "podman" and os.geteuid() != 0:
+            flags += ["--userns", "keep-id"]  # rootless: the host user's files stay the host user's
+        for path in self._ro_paths:
+            flags += ["-v", f"{path}:{path}:ro"]
+        for key, value in sandbox_env(path=None, extra=self._extra_env).items():
+            flags += ["--env", f"{key}={value}"]
+        return flags
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def exec(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        network: bool = False,
+        output_cap: int = 65536,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        if self._control is None:
+            raise SandboxUnavailable(f"{self.engine}: the sandbox is not started; call start() first")
+        n = next(self._serial)
+        script = self._control / f"cmd-{n}.sh"
+        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in (env or {}).items())
+        script.write_text(f'mkdir -p "$HOME" 2>/dev/null\numask 002\ncd {WORKDIR} || exit 125\n{exports}{command}\n')
+        try:
+            if network and self.config.network == "setup":
+                return self._exec_networked(script, timeout=timeout, output_cap=output_cap)
+            return self._exec_warm(n, timeout=timeout, output_cap=output_cap)
+        finally:
+            script.unlink(missing_ok=True)
+            (self._control / f"out-{n}").unlink(missing_ok=True)
+
+    def _exec_warm(self, n: int, *, timeout: float, output_cap: int) -> ExecResult:
+        assert self._control is not None
+        server = self._ensure_server()
+        assert server.stdin is not None and server.stdout is not None
+        pipe = self._control / f"out-{n}"
+        os.mkfifo(pipe, 0o600)
+        if os.geteuid() == 0:
+            os.chown(pipe, self.identity.uid, self.identity.gid)
+        # Opened non-blocking before the writer exists: select() waits for the writer, EOF comes once it and its children close.
+        out_fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+        buffer = HeadTail(output_cap)
+        began = time.monotonic()
+        deadline = began + timeout
+        status: tuple[int, int] | None = None
+        try:
+            server.stdin.write(f"{n}\n".encode())
+            server.stdin.flush()
+            status = self._collect(out_fd, server, buffer, deadline)
+        except (BrokenPipeError, OSError):
+            status = None
+        finally:
+            os.close(out_fd)
+        duration = time.monotonic() - began
+        if status is None:
+            timed_out = time.monotonic() >= deadline
+            self._kill_all()
+            if not timed_out:
+                raise SandboxUnavailable(f"{self.engine}: the sandbox's command server died; the container may have been removed")
+            return ExecResult(exit_code=None, output=buffer.text(), dropped_bytes=buffer.dropped, duration_s=duration, timed_out=True)
+        code, oom = status
+        oom_killed = oom > self._oom_kills
+        self._oom_kills = oom
+        return ExecResult(
+            exit_code=code,
+            output=buffer.text(),
+            dropped_bytes=buffer.dropped,
+            duration_s=duration,
+            killed=killed_reason(code, oom_killed=oom_killed, config=self.config),
+        )
+
+    def _collect(self, out_fd: int, server: subprocess.Popen[bytes], buffer: HeadTail, deadline: float) -> tuple[int, int] | None:
+        """Output until EOF, and the server's status line; None at the deadline or if the server died."""
+        assert server.stdout is not None
+        status_fd = server.stdout.fileno()
+        line = b""
+        status: tuple[int, int] | None = None
+        out_open = True
+        with selectors.DefaultSelector() as sel:
+            sel.register(out_fd, selectors.EVENT_READ)
+            sel.register(status_fd, selectors.EVENT_READ)
+            while out_open or status is None:
+                now = time.monotonic()
+                if now >= deadline:
+                    return status
+                for key, _ in sel.select(deadline - now):
+                    if key.fd == out_fd:
+                        try:
+                            data = os.read(out_fd, CHUNK)
+                        except BlockingIOError:
+                            continue
+                        if data:
+                            buffer.feed(data)
+                        else:
+                            sel.unregister(out_fd)
+                            out_open = False
+                    else:
+                        chunk = os.read(status_fd, 4096)
+                        if not chunk:
+                            return None
+                        line += chunk
+                        if b"\n" in line:
+                            status = _parse_done(line.split(b"\n", 1)[0])
+                            if status is None:
+                                return None
+                            sel.unregister(status_fd)
+                            deadline = min(deadline, time.monotonic() + AFTER_EXIT_GRACE_S) if out_open else deadline
+        return status
+
+    def _exec_networked(self, script: Path, *, timeout: float, output_cap: int) -> ExecResult:
+        name = f"{self.container}-net"
+        argv = [*self._cmd, "run", "--rm", "-i", "--name", name, *self._flags(network=True), self.config.image, "sh", f"{ARTIFACT_DIR}/{script.name}"]
+
+        def remove(_: subprocess.Popen[bytes]) -> None:
+            # Killing the client would leave the container running.
+            subprocess.run([*self._cmd, "rm", "-f", "-t", "0", name], env=self._env, capture_output=True, timeout=60)
+
+        return run_process(argv, env=self._env, timeout=timeout, output_cap=output_cap, config=self.config, kill=remove)
+
+    # -- the command server --------------------------------------------------------------------
+
+    def _ensure_server(self) -> subprocess.Popen[bytes]:
+        if self._server is not None and self._server.poll() is None:
+            return self._server
+        self._stop_server()
+        server = subprocess.Popen(
+            [*self._cmd, "exec", "-i", "--user", self.identity.spec, "-w", WORKDIR, self.container, "sh", "-c", SERVER],
+            env=self._env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert server.stdout is not None
+        ready = server.stdout.readline()
+        if not ready.startswith(b"READY"):
+            server.kill()
+            server.wait()
+            raise SandboxUnavailable(
+                f"{self.engine}: cannot start a shell in the job's container; the image {self.config.image!r} needs /bin/sh and sleep"
+            )
+        self._oom_kills = _int(ready.split()[1:2])
+        self._server = server
+        return server
+
+    def _stop_server(self) -> None:
+        if self._server is None:
+            return
+        server, self._server = self._server, None
+        for stream in (server.stdin, server.stdout):
+            if stream is not None:
+                stream.close()
+        try:
+            server.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+    def _kill_all(self) -> None:
+        """SIGKILL every process of the sandbox user (the command's tree, escaped sessions, the server)."""
+        subprocess.run(
+            [*self._cmd, "exec", "--user", self.identity.spec, self.container, "sh", "-c", "kill -9 -1"],
+            env=self._env,
+            capture_output=True,
+            timeout=60,
+        )
+        self._stop_server()
+
+    def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
+        if self._control is None:
+            return None
+        return read_artifact(self._control, name, limit)
+
+
+def _parse_done(line: bytes) -> tuple[int, int] | None:
+    parts = line.split()
+    if len(parts) < 3 or parts[0] != b"DONE":
+        return None
+    return int(parts[2]), _int(parts[3:4])
+
+
+def _int(parts: list[bytes]) -> int:
+    return int(parts[0]) if parts and parts[0].isdigit() else 0

@@ -1,0 +1,64 @@
+"""No isolation at all: commands run on the host as ai-fix's own user. For development only."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from bot.contract.models import SandboxConfig
+from bot.sandbox.artifacts import read_artifact
+from bot.sandbox.base import ExecResult
+from bot.sandbox.environment import sandbox_env
+from bot.sandbox.process import run_process
+
+log = logging.getLogger(__name__)
+
+WARNING = (
+    "SANDBOX IS 'none': NOTHING IS ISOLATED. Repository code runs on this host as this user, with its files, "
+    "network and processes; use it only for development on repositories you trust"
+)
+
+
+class NoSandbox:
+    name = "none"
+
+    def __init__(self, workspace: Path, config: SandboxConfig, *, env: Mapping[str, str] | None = None) -> None:
+        self.workspace = workspace.resolve()
+        self.workdir = str(self.workspace)
+        self.config = config
+        self._env = dict(env or {})
+        self._artifacts: Path | None = None
+        self.artifact_dir = ""
+
+    def start(self) -> None:
+        log.warning(WARNING)
+        self._artifacts = Path(tempfile.mkdtemp(prefix="ai-fix-none-"))
+        self.artifact_dir = str(self._artifacts)
+
+    def exec(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        network: bool = False,
+        output_cap: int = 65536,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        # The environment is still the allowlist: even here ai-fix's own secrets stay out.
+        full_env = sandbox_env(path=os.environ.get("PATH", "/usr/bin:/bin"), extra={**self._env, **(env or {})})
+        full_env.update({"HOME": str(self.workspace), "TMPDIR": tempfile.gettempdir(), "AI_FIX_ARTIFACTS": self.artifact_dir})
+        return run_process(["/bin/sh", "-c", command], env=full_env, cwd=self.workspace, timeout=timeout, output_cap=output_cap, config=self.config)
+
+    def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
+        if self._artifacts is None:
+            return None
+        return read_artifact(self._artifacts, name, limit)
+
+    def close(self) -> None:
+        if self._artifacts is not None:
+            shutil.rmtree(self._artifacts, ignore_errors=True)
+            self._artifacts = None

@@ -1,0 +1,69 @@
+"""Choosing and opening a sandbox backend by name (`AIFIX_SANDBOX`, `ai-fix run --sandbox`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from bot.contract.models import SandboxConfig
+from bot.errors import SandboxUnavailable
+from bot.sandbox.base import Sandbox
+from bot.sandbox.bwrap import BwrapSandbox
+from bot.sandbox.container import ContainerSandbox, probe_engine
+from bot.sandbox.none import NoSandbox
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["auto", "podman", "docker", "bwrap", "none"]
+KINDS: tuple[str, ...] = ("auto", "podman", "docker", "bwrap", "none")
+AUTO_ORDER: tuple[str, ...] = ("podman", "docker", "bwrap")
+
+
+def build_sandbox(
+    kind: str, workspace: Path, config: SandboxConfig, *, env: Mapping[str, str] | None = None, ro_paths: Sequence[Path] = ()
+) -> Sandbox:
+    """The backend `kind` (not `auto`), constructed but not started."""
+    if kind in ("podman", "docker"):
+        return ContainerSandbox(kind, workspace, config, env=env, ro_paths=ro_paths)  # type: ignore[arg-type]
+    if kind == "bwrap":
+        return BwrapSandbox(workspace, config, env=env, ro_paths=ro_paths)
+    if kind == "none":
+        return NoSandbox(workspace, config, env=env)
+    raise SandboxUnavailable(f"unknown sandbox {kind!r}; use one of {', '.join(KINDS)}")
+
+
+def open_sandbox(
+    kind: str,
+    workspace: Path,
+    config: SandboxConfig,
+    *,
+    env: Mapping[str, str] | None = None,
+    ro_paths: Sequence[Path] = (),
+) -> Sandbox:
+    """A started sandbox over `workspace`; the caller closes it.
+
+    `env` adds variables to the allowlisted environment; `ro_paths` are host directories mounted
+    read-only at the same path (toolchains outside /usr). Both are the operator's, never the repository's.
+    `auto` tries podman, docker, then bwrap, and says why each one it skipped could not be used.
+    """
+    if kind != "auto":
+        sandbox = build_sandbox(kind, workspace, config, env=env, ro_paths=ro_paths)
+        sandbox.start()
+        return sandbox
+    reasons: list[str] = []
+    for candidate in AUTO_ORDER:
+        if candidate in ("podman", "docker") and (reason := probe_engine(candidate)):  # type: ignore[arg-type]
+            reasons.append(reason)
+            continue
+        sandbox = build_sandbox(candidate, workspace, config, env=env, ro_paths=ro_paths)
+        try:
+            sandbox.start()
+        except SandboxUnavailable as exc:
+            reasons.append(str(exc))
+            continue
+        if reasons:
+            log.warning("sandbox auto: using %s; skipped: %s", candidate, "; ".join(reasons))
+        return sandbox
+    raise SandboxUnavailable("no sandbox backend works on this machine: " + "; ".join(reasons))
