@@ -1,0 +1,82 @@
+"""The model's context in three layers, rendered as pure functions over the run's state.
+
+stable (cached): system prompt, tool rules, contract, conventions, repo map — byte-identical every
+step, so the prompt cache serves it after step 1. volatile: diff, latest failure, relevant slices,
+the last results. history: conclusions of earlier steps and the approaches ruled out.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from bot.contract.models import TaskContract
+from bot.loop.result import Plan
+
+MAX_DIFF_CHARS = 6000
+MAX_RESULT_CHARS = 8000
+
+
+@cache
+def prompt(name: str) -> str:
+    return resources.files("bot.loop.prompts").joinpath(name).read_text()
+
+
+@cache
+def tool_definitions() -> list[dict[str, Any]]:
+    return json.loads(prompt("tools.json"))
+
+
+def contract_for_model(contract: TaskContract) -> str:
+    """The contract fields the model needs; untrusted text stays quoted data."""
+    doc = contract.model_dump(
+        mode="json",
+        include={"title", "goal", "non_goals", "constraints", "acceptance_criteria", "scope", "checks", "budget", "feedback"},
+    )
+    doc["untrusted_quotes"] = [u.get("excerpt", "") for u in contract.provenance.untrusted]
+    return json.dumps(doc, indent=1, sort_keys=True)
+
+
+def stable_layer(contract: TaskContract, repo_map: str) -> str:
+    conventions = "\n\n".join(f"### {path}\n{text}" for path, text in sorted(contract.conventions.files.items()))
+    parts = [
+        prompt("system.md"),
+        prompt("tool_rules.md"),
+        "## Task contract\n" + contract_for_model(contract),
+        "## Repository conventions\n" + (conventions or "(none)"),
+        "## Repository map\n" + repo_map,
+    ]
+    return "\n\n".join(parts)
+
+
+def clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
+
+
+def volatile_layer(
+    *, plan: Plan | None, scope_note: str, diff: str, failure: str, slices: str, last_results: str, limits: str
+) -> str:
+    plan_text = "\n".join(f"{i}. {s.do} (done when: {s.done_when})" for i, s in enumerate(plan.steps, 1)) if plan else "(no plan yet: call `plan` first)"
+    parts = [
+        "## Plan\n" + plan_text,
+        "## Scope now\n" + scope_note,
+        "## Current diff against the base commit\n" + (clip(diff, MAX_DIFF_CHARS) or "(no change yet)"),
+        "## Latest check failure\n" + (failure or "(none)"),
+        "## Relevant code\n" + (slices or "(none)"),
+        "## Results of your last actions\n" + (clip(last_results, MAX_RESULT_CHARS) or "(none yet)"),
+        "## Limits left\n" + limits,
+        "Answer with the next tool call(s).",
+    ]
+    return "\n\n".join(parts)
+
+
+def history_layer(conclusions: list[str], ruled_out: list[str]) -> str:
+    parts = ["## What happened so far\n" + ("\n".join(f"- {c}" for c in conclusions) or "(this is the first step)")]
+    if ruled_out:
+        parts.append("## Approaches ruled out (do not repeat them)\n" + "\n".join(f"- {r}" for r in ruled_out))
+    return "\n\n".join(parts)

@@ -1,0 +1,1 @@
+"""The demo's sample repository and its recorded session (data files)."""

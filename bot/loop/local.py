@@ -1,0 +1,117 @@
+"""`ai-fix run`: the whole loop on a local git repository, without GitHub."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from bot.contract.build import build_contract, snapshot_from_markdown
+from bot.contract.files import LocalRepoFiles
+from bot.contract.models import TaskContract
+from bot.delivery.render import render_pr_body
+from bot.errors import ConfigError
+from bot.loop.harness import SandboxChecks, route, run_task
+from bot.loop.result import RunResult
+from bot.loop.secrets import held_secrets
+from bot.model.base import Model
+from bot.model.select import model_override, open_model
+from bot.redact import redact
+from bot.sandbox.select import open_sandbox
+from bot.settings import Settings, load_settings
+from bot.workspace.branch import branch_name
+from bot.workspace.git import Workspace
+
+
+def task_markdown(args: argparse.Namespace) -> str:
+    """The task as `# title` + body, from --issue FILE.md or --task TEXT."""
+    if args.issue:
+        try:
+            return Path(args.issue).read_text()
+        except OSError as exc:
+            raise ConfigError(f"--issue {args.issue}: cannot read it ({exc.strerror}); pass a Markdown file") from exc
+    text = args.task.strip()
+    if not text:
+        raise ConfigError("--task is empty: describe the task, e.g. --task 'divide() crashes on zero'")
+    title, _, body = text.partition("\n")
+    return f"# {title.strip()}\n\n{body.strip() or title.strip()}\n"
+
+
+def describe_contract(contract: TaskContract) -> list[str]:
+    lines = [f"contract: {contract.title} [{contract.status}]", f"  goal: {contract.goal}"]
+    lines += [f"  criterion ({c.origin}): {c.text}" for c in contract.acceptance_criteria]
+    lines += [f"  check {c.name}: {c.run}" for c in contract.checks]
+    lines.append(f"  scope: allow {', '.join(contract.scope.allow)}; deny {', '.join(contract.scope.deny)}")
+    b = contract.budget
+    lines.append(f"  budget: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, {b.max_files_changed} files, {b.max_lines_changed} lines")
+    lines += [f"  missing: {m}" for m in contract.missing]
+    return lines
+
+
+def write_outputs(result: RunResult, out: Path, secrets: list[str]) -> None:
+    """pr.md (the body that would be posted) and evidence.json; trace.jsonl is already there."""
+    body = render_pr_body(result, issue_number=result.contract.provenance.number or 0)
+    (out / "pr.md").write_text(redact(body, secrets))
+    (out / "evidence.json").write_text(redact(json.dumps(result.evidence(), indent=2), secrets) + "\n")
+
+
+def execute(
+    markdown: str,
+    repo: Path,
+    out: Path,
+    *,
+    settings: Settings,
+    model: Model,
+    model_name: str | None,
+    sandbox_kind: str,
+    stream: TextIO = sys.stdout,
+    label: str = "",
+) -> RunResult:
+    """Contract, workspace, sandbox, loop, outputs; shared by `ai-fix run` and `ai-fix demo` (label "replay")."""
+    tag = f" {label}" if label else ""
+
+    def say(line: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}{tag}] {line}", file=stream, flush=True)
+
+    files = LocalRepoFiles(repo)
+    contract = build_contract(snapshot_from_markdown(markdown, str(repo)), files)
+    for line in describe_contract(contract):
+        say(line)
+    out.mkdir(parents=True, exist_ok=True)
+    secrets = held_secrets(settings, os.environ, repo)
+    workspace = Workspace.local(repo, settings.work_dir / "jobs", branch=branch_name(None, contract.title), ref=files.commit)
+    say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
+    try:
+        sandbox = open_sandbox(sandbox_kind, workspace.path, contract.sandbox)
+        say(f"sandbox: {sandbox.name}")
+        try:
+            result = run_task(
+                contract, workspace, model, checks=SandboxChecks(sandbox, contract, secrets),
+                choice=route(contract, settings, model_name), secrets=secrets, trace_path=out / "trace.jsonl", progress=say,
+            )
+        finally:
+            sandbox.close()
+    finally:
+        workspace.remove()
+    write_outputs(result, out, secrets)
+    cost = "unknown" if result.cost.usd is None else f"${result.cost.usd:.4f}"
+    say(f"done: {result.outcome} after {result.steps} steps, {result.diff.added}+/{result.diff.removed}- lines, cost {cost}")
+    say(f"branch {result.branch} in {repo}; pr.md, trace.jsonl and evidence.json in {out}")
+    return result
+
+
+def run_main(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    repo = Path(args.repo).resolve()
+    markdown = task_markdown(args)
+    out = Path(args.out) if args.out else settings.work_dir / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    model = open_model(args.model, settings)
+    result = execute(
+        markdown, repo, out, settings=settings, model=model, model_name=model_override(args.model),
+        sandbox_kind=args.sandbox or settings.sandbox,
+    )
+    return 0 if result.accepted else 1

@@ -1,0 +1,1 @@
+"""Prompts and tool definitions: data files the loop reads at run time."""

@@ -1,0 +1,138 @@
+"""Typed actions, observations, steps and trace records of the loop (the PR evidence renders from them)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.checks.models import CheckRun
+from bot.loop.result import PlanStep
+from bot.model.base import ModelResponse, Usage
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PlanInput(_Input):
+    steps: list[PlanStep] = Field(min_length=1)
+    impact: list[str]
+
+
+class EditInput(_Input):
+    command: Literal["view", "create", "str_replace", "insert"]
+    path: str
+    file_text: str | None = None
+    old_str: str | None = None
+    new_str: str | None = None
+    insert_line: int | None = None
+    insert_text: str | None = None
+    view_range: list[int] | None = None
+
+
+class SearchInput(_Input):
+    query: str = Field(min_length=1)
+    path_glob: str | None = None
+
+
+class RunChecksInput(_Input):
+    names: list[str] | None = None
+    expect: str | None = None
+
+
+class FinishInput(_Input):
+    summary: str
+    risks: list[str] = Field(default_factory=list)
+
+
+class AskHumanInput(_Input):
+    question: str = Field(min_length=1)
+    reason: str = ""
+
+
+TOOL_INPUTS: dict[str, type[_Input]] = {
+    "plan": PlanInput,
+    "str_replace_based_edit_tool": EditInput,
+    "search_code": SearchInput,
+    "run_checks": RunChecksInput,
+    "finish": FinishInput,
+    "ask_human": AskHumanInput,
+}
+"""The model's API: tool name → the input it must send."""
+
+
+class Observation(BaseModel):
+    """What one action produced, as the model will read it."""
+
+    ok: bool
+    text: str
+
+
+class Expectation(BaseModel):
+    expect: str
+    met: bool
+    actual: str
+
+
+class ActionRecord(BaseModel):
+    tool: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    decision: Literal["executed", "refused", "malformed"]
+    """The policy decision: run, refused by the harness, or rejected as a malformed call."""
+    observation: Observation
+    checks: CheckRun | None = None
+    expectation: Expectation | None = None
+
+
+class RequestMeta(BaseModel):
+    purpose: Literal["step", "compress"]
+    model: str
+    tool_choice: dict[str, Any] | None = None
+    tools: list[str] = Field(default_factory=list)
+    chars: int = 0
+
+
+class ModelCall(BaseModel):
+    request: RequestMeta
+    response: ModelResponse
+
+
+class StepRecord(BaseModel):
+    kind: Literal["step"] = "step"
+    step: int
+    context_tokens: dict[str, int] = Field(default_factory=dict)
+    """Estimated tokens per context layer: stable, volatile, history."""
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    intent: str = ""
+    actions: list[ActionRecord] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+    duration_s: float = 0.0
+    model_s: float = 0.0
+    checks_s: float = 0.0
+
+
+class StartRecord(BaseModel):
+    kind: Literal["start"] = "start"
+    title: str
+    model: str
+    small_model: str
+    model_reason: str
+    branch: str
+    base_sha: str
+
+
+class BaselineRecord(BaseModel):
+    kind: Literal["baseline"] = "baseline"
+    setup_problem: str | None = None
+    checks: CheckRun | None = None
+
+
+class EndRecord(BaseModel):
+    kind: Literal["end"] = "end"
+    outcome: str
+    reason: str
+    steps: int
+    head_sha: str
+    final: CheckRun | None = None
