@@ -5,9 +5,9 @@ capabilities, no-new-privileges, pids/memory/CPU limits and a non-root user; the
 bind-mounted at /workspace and a private host directory at /run/ai-fix (command scripts, output
 pipes, artifacts). `engine exec` costs ~150 ms here, so commands do not each get one: a small
 POSIX-shell server started once with `exec -i` runs each command in its own session, streams its
-output through a named pipe the host reads, and reports the exit status. A timeout kills every
-process of the sandbox user (`kill -9 -1`), whatever sessions they made; the server is restarted
-on the next command.
+output through a named pipe the host reads, and reports the exit status. When a command ends, its
+process group is killed; at a timeout every process of the sandbox user is (`kill -9 -1`), whatever
+sessions they made, and the next command gets a fresh container over the same workspace.
 
 `network: setup` runs the setup commands in a separate one-off container with the engine's default
 network and the same mounts and limits; only what they write into the workspace carries over.
@@ -132,10 +132,11 @@ class ContainerSandbox:
         self.workspace = workspace.resolve()
         self.config = config
         self.identity: Identity = sandbox_identity()
-        self.container = f"ai-fix-{uuid.uuid4().hex[:12]}"
+        self.container = ""
         self._extra_env = dict(env or {})
         self._ro_paths = [Path(p).resolve() for p in ro_paths]
         self._control: Path | None = None
+        self._container_up = False
         self._server: subprocess.Popen[bytes] | None = None
         self._oom_kills = 0
         self._serial = itertools.count(1)
@@ -150,6 +151,10 @@ class ContainerSandbox:
             raise SandboxUnavailable(reason)
         grant_workspace(self.workspace, self.identity)
         self._control = private_dir(Path(tempfile.mkdtemp(prefix=f"ai-fix-{self.engine}-")), self.identity)
+        self._run_container()
+
+    def _run_container(self) -> None:
+        self.container = f"ai-fix-{uuid.uuid4().hex[:12]}"
         run = subprocess.run(
             [*self._cmd, "run", "-d", "--rm", "--name", self.container, *self._flags(network=False), self.config.image, "sleep", "infinity"],
             env=self._env,
@@ -160,17 +165,23 @@ class ContainerSandbox:
             self.close()
             err = run.stderr.decode(errors="replace").strip()
             raise SandboxUnavailable(f"{self.engine}: cannot start the job's container: {err}; check `{self.engine} info` and the image")
+        self._container_up = True
 
     def close(self) -> None:
         self._stop_server()
         if self._control is not None:
-            subprocess.run([*self._cmd, "rm", "-f", "-t", "0", self.container], env=self._env, capture_output=True, timeout=60)
+            self._remove_container()
             shutil.rmtree(self._control, ignore_errors=True)
             self._control = None
+
+    def _remove_container(self) -> None:
+        subprocess.run([*self._cmd, "rm", "-f", "-t", "0", self.container], env=self._env, capture_output=True, timeout=60)
+        self._container_up = False
 
     def _flags(self, *, network: bool) -> list[str]:
         c = self.config
         flags = [
+            "--init",  # pid 1 reaps orphans; with `sleep` as pid 1 zombies would eat the pids limit
             "--read-only",
             "--tmpfs", f"/tmp:rw,nosuid,nodev,size={c.memory_mb}m,mode=1777",
             "--cap-drop", "ALL",
@@ -315,6 +326,8 @@ class ContainerSandbox:
         if self._server is not None and self._server.poll() is None:
             return self._server
         self._stop_server()
+        if not self._container_up:
+            self._run_container()
         server = subprocess.Popen(
             [*self._cmd, "exec", "-i", "--user", self.identity.spec, "-w", WORKDIR, self.container, "sh", "-c", SERVER],
             env=self._env,
@@ -348,7 +361,11 @@ class ContainerSandbox:
             server.wait()
 
     def _kill_all(self) -> None:
-        """SIGKILL every process of the sandbox user (the command's tree, escaped sessions, the server)."""
+        """SIGKILL every process of the sandbox user: the command's tree, sessions it escaped to, the server.
+
+        `kill -9 -1` is the one atomic way to catch them all; it also ends the container's keeper
+        process, so the next command gets a fresh container (the workspace is unaffected).
+        """
         subprocess.run(
             [*self._cmd, "exec", "--user", self.identity.spec, self.container, "sh", "-c", "kill -9 -1"],
             env=self._env,
@@ -356,6 +373,7 @@ class ContainerSandbox:
             timeout=60,
         )
         self._stop_server()
+        self._remove_container()
 
     def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
         if self._control is None:

@@ -19,6 +19,8 @@ import tarfile
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from bot.contract.models import SandboxConfig
 from bot.sandbox.base import Sandbox
 from bot.sandbox.bwrap import probe_bwrap
@@ -27,6 +29,9 @@ from bot.sandbox.select import open_sandbox
 
 TEST_IMAGE = "localhost/ai-fix-test-sandbox:1"
 """Bump the tag when the root filesystem below changes."""
+
+BACKENDS = [pytest.param("podman", marks=pytest.mark.podman), pytest.param("bwrap", marks=pytest.mark.bwrap)]
+"""The real backends every sandbox test runs on (a test is skipped only where skip_reason() says why)."""
 
 PASSWD = "root:x:0:0:root:/root:/bin/sh\nsandbox:x:10001:10001:sandbox:/tmp/home:/bin/sh\n"
 GROUP = "root:x:0:\nsandbox:x:10001:\n"
