@@ -19,6 +19,7 @@ from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.delivery.safety import safe_outgoing
 from bot.errors import GitHubError
 from bot.github.client import RepoClient
+from bot.redact import RedactionError
 
 HANDOFF_LABEL = "ai-fix:handoff"
 REPLY_KIND = "reply"
@@ -34,6 +35,7 @@ class PullRef(BaseModel):
     draft: bool
     head_ref: str
     state: str = "open"
+    body: str = ""
 
 
 def _pull(data: dict[str, Any]) -> PullRef:
@@ -44,6 +46,7 @@ def _pull(data: dict[str, Any]) -> PullRef:
         draft=bool(data.get("draft")),
         head_ref=(data.get("head") or {}).get("ref", ""),
         state=data.get("state", "open"),
+        body=data.get("body") or "",
     )
 
 
@@ -83,7 +86,11 @@ class GitHubOutput:
         self._secrets = secrets
 
     def _safe(self, text: str) -> str:
-        return safe_outgoing(text, self._secrets())
+        try:
+            held = list(self._secrets())
+        except Exception as exc:  # not knowing the secrets means not knowing what to remove: post nothing
+            raise RedactionError(f"the secrets to redact could not be read ({type(exc).__name__}); nothing was posted") from exc
+        return safe_outgoing(text, held)
 
     # Pull request -------------------------------------------------------------------------------
 

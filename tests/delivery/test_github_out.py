@@ -1,0 +1,145 @@
+"""The GitHub output adapter against the fake GitHub (every request checked against GitHub's OpenAPI)."""
+
+import itertools
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from bot.checks.models import CheckResult
+from bot.checks.models import TestCase as Case
+from bot.delivery.checkrun import render_check_run
+from bot.delivery.github_out import HANDOFF_LABEL, GitHubOutput
+from bot.delivery.markers import marker
+from bot.errors import GitHubError
+from bot.github.client import GitHubApp, RepoClient
+from bot.github.retry import RetryPolicy
+from bot.redact import RedactionError
+from tests.support.webhooks import INSTALLATION, REPO
+
+from .builders import handed_off
+from .fake_pulls import PullsGitHub
+
+CANARY = "canary-delivery-9c1e7a55"
+APP_IDS = itertools.count(71_000)
+BRANCH = "ai-fix/1-fix-the-readme"
+
+
+@pytest.fixture
+def fake() -> Iterator[PullsGitHub]:
+    # githubkit caches an App's JWT by app id: a fresh id per test keeps each fake's own key in use.
+    fake = PullsGitHub(app_id=next(APP_IDS))
+    fake.installations[INSTALLATION] = [REPO]
+    fake.permissions[(REPO, "Codertocat")] = "admin"
+    fake.add_issue(REPO, 1)
+    with fake.mock():
+        yield fake
+    assert fake.violations == [], "requests that break GitHub's schema or auth rules"
+
+
+@pytest.fixture
+def client(fake: PullsGitHub) -> RepoClient:
+    return GitHubApp(fake.app_id, fake.private_key_pem, base_url=fake.base_url, retry=RetryPolicy(backoff=0.001)).for_repo(INSTALLATION, REPO)
+
+
+@pytest.fixture
+def out(client: RepoClient) -> GitHubOutput:
+    return GitHubOutput(client, secrets=lambda: [CANARY, client.token.get_secret_value()])
+
+
+def body(text: str = "") -> str:
+    return f"{marker('pr', 1)}\n{text}\nFixes #1"
+
+
+def test_one_draft_pr_per_issue_updated_in_place(fake: PullsGitHub, out: GitHubOutput) -> None:
+    first = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="ai-fix: README", body=body("one"), existing=None)
+    again = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="ai-fix: README", body=body("two"), existing=None)
+    assert first.draft and first.number == again.number
+    assert [p["body"] for p in fake.pulls_of(REPO)] == [body("two")]
+    created = fake.calls_to("pulls/create")[0].json
+    assert created["draft"] is True and created["head"] == BRANCH and created["title"] == "ai-fix: README"
+
+
+def test_already_exists_answer_means_find_and_update(fake: PullsGitHub, out: GitHubOutput) -> None:
+    out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body("one"), existing=None)
+    # A lagging list (GitHub's search is eventually consistent) misses it once; create answers 422 "already exists".
+    fake.script("GET", r"/pulls$", httpx.Response(200, json=[]), httpx.Response(200, json=[]))
+    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body("two"), existing=None)
+    assert len(fake.pulls_of(REPO)) == 1 and fake.pulls_of(REPO)[0]["body"] == body("two") and pr.number == 1 + 1
+    assert len(fake.calls_to("pulls/create")) == 2
+
+
+def test_a_pr_without_our_marker_on_our_branch_is_not_taken_over(fake: PullsGitHub, out: GitHubOutput) -> None:
+    out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body="someone else's PR", existing=None)
+    with pytest.raises(GitHubError, match="none carries ai-fix's marker"):
+        out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+
+
+def test_ready_and_back_to_draft_through_graphql_only_when_needed(fake: PullsGitHub, out: GitHubOutput) -> None:
+    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+    pr = out.set_ready(pr, True)
+    pr = out.set_ready(pr, True)
+    assert not pr.draft and fake.graphql_calls == [{"mutation": "markPullRequestReadyForReview", "number": pr.number}]
+    pr = out.set_ready(pr, False)
+    assert pr.draft and fake.pulls_of(REPO)[0]["draft"] is True and len(fake.graphql_calls) == 2
+
+
+def test_reviewer_label_and_refused_reviewer(fake: PullsGitHub, out: GitHubOutput) -> None:
+    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+    assert out.request_review(pr, "Codertocat") is True
+    assert out.request_review(pr, "stranger") is False  # 422 from GitHub: not a collaborator
+    out.set_handoff_label(pr, on=True)
+    out.set_handoff_label(pr, on=True)
+    assert fake.labels[(REPO, pr.number)] == [HANDOFF_LABEL]
+    out.set_handoff_label(pr, on=False)
+    out.set_handoff_label(pr, on=False)  # already gone: 404 is what we wanted
+    assert fake.labels[(REPO, pr.number)] == []
+
+
+def test_progress_comment_is_edited_in_place_and_found_by_marker(fake: PullsGitHub, out: GitHubOutput) -> None:
+    fake.add_comment(REPO, 1, "Codertocat", f"{marker('progress', 1)} pasted by a person")
+    first = out.upsert_progress(1, f"{marker('progress', 1)}\nstep 1", None)
+    second = out.upsert_progress(1, f"{marker('progress', 1)}\nstep 2", None)  # a new attempt: found by its marker
+    assert first == second
+    assert [c["body"].splitlines()[-1] for c in fake.bot_comments(REPO, 1)] == ["step 2"]
+    assert fake.comments[(REPO, 1)][0]["body"].endswith("pasted by a person")
+
+
+def test_check_run_annotations_go_fifty_per_request_and_reruns_update(fake: PullsGitHub, out: GitHubOutput) -> None:
+    result = handed_off()
+    tests = [Case(id=f"t.py::test_{i}", status="fail", file="t.py", line=i + 1, message="boom") for i in range(75)]
+    result.final.results.append(CheckResult(name="more", command="x", status="fail", tests=tests))
+    output = render_check_run(result)
+    first = out.publish_check_run("c" * 40, output)
+    second = out.publish_check_run("c" * 40, output)
+    assert first == second and len(fake.check_runs) == 1
+    posted = [len(c.json["output"].get("annotations", [])) for c in fake.calls if c.op_id in ("checks/create", "checks/update")]
+    assert max(posted) <= 50 and posted[0] == 50
+    run = fake.check_runs[0]
+    assert run["name"] == "ai-fix" and run["conclusion"] == "failure" and run["head_sha"] == "c" * 40
+
+
+def test_thread_reply_is_posted_once_per_key(fake: PullsGitHub, out: GitHubOutput) -> None:
+    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+    thread = fake.add_review_comment(REPO, pr.number, 77, "Codertocat", "rename this")
+    assert out.reply_once(pr, thread["id"], "Changed it", key="comment=1 head=abc") is True
+    assert out.reply_once(pr, thread["id"], "Changed it", key="comment=1 head=abc") is False
+    assert [r["body"].splitlines()[-1] for r in fake.replies(REPO, pr.number)] == ["Changed it"]
+
+
+def test_every_outgoing_text_is_redacted_and_nothing_is_posted_when_redaction_fails(fake: PullsGitHub, client: RepoClient) -> None:
+    token = client.token.get_secret_value()
+    out = GitHubOutput(client, secrets=lambda: [CANARY, token])
+    leaky = f"{CANARY} {token} {CANARY[2:12]}"
+    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title=f"ai-fix: {leaky}", body=body(leaky), existing=None)
+    out.upsert_progress(1, body(leaky), None)
+    sent = [str(c.json) for c in fake.calls if c.json]
+    assert sent and not any(CANARY[2:12] in s or token in s for s in sent)
+
+    def broken() -> list[str]:
+        raise OSError("secret store unreadable")
+
+    before = len(fake.calls)
+    with pytest.raises(RedactionError):
+        GitHubOutput(client, secrets=broken).upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=pr)
+    assert len(fake.calls) == before, "nothing may be sent when redaction fails"
