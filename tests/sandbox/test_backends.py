@@ -1,0 +1,163 @@
+"""Backend behaviour beyond the attacks: environment, artifacts, network during setup, choosing a backend."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.contract.models import SandboxConfig
+from bot.errors import SandboxUnavailable
+from bot.sandbox.base import Sandbox
+from bot.sandbox.capture import HeadTail
+from bot.sandbox.container import engine_command, engine_env, probe_engine
+from bot.sandbox.select import open_sandbox
+from support_sandbox import build_test_image, image_config, inside_env, open_test_sandbox, python_paths, skip_reason
+
+
+def test_environment_is_the_allowlist_plus_what_the_caller_adds(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIFIX_ANTHROPIC_API_KEY", "sk-ant-should-never-appear")
+    result = sandbox.exec("env", timeout=10, env={"EXTRA_FOR_THIS_COMMAND": "yes"})
+    names = {line.split("=", 1)[0] for line in result.output.splitlines() if "=" in line}
+    assert "sk-ant" not in result.output
+    assert {"HOME", "TMPDIR", "PATH", "CI", "AI_FIX_ARTIFACTS", "EXTRA_FOR_THIS_COMMAND"} <= names
+    assert not {n for n in names if n.startswith("AIFIX_")}
+    again = sandbox.exec("env", timeout=10)
+    assert "EXTRA_FOR_THIS_COMMAND" not in again.output
+
+
+def test_artifacts_are_read_back_but_links_are_not_followed(sandbox: Sandbox) -> None:
+    result = sandbox.exec('echo report > "$AI_FIX_ARTIFACTS/r.xml" && ln -s /etc/passwd "$AI_FIX_ARTIFACTS/link"', timeout=10)
+    assert result.exit_code == 0, result.output
+    assert sandbox.read_artifact("r.xml") == b"report\n"
+    assert sandbox.read_artifact("link") is None
+    assert sandbox.read_artifact("missing") is None
+    assert sandbox.read_artifact("r.xml", limit=3) is None
+    with pytest.raises(ValueError):
+        sandbox.read_artifact("../r.xml")
+
+
+def test_the_workspace_is_shared_both_ways(sandbox: Sandbox) -> None:
+    (sandbox.workspace / "from_host.txt").write_text("host")
+    result = sandbox.exec("cat from_host.txt && pwd && echo sandbox > from_sandbox.txt", timeout=10)
+    assert result.output == f"host{sandbox.workdir}\n"
+    assert (sandbox.workspace / "from_sandbox.txt").read_text() == "sandbox\n"
+
+
+def test_network_only_for_setup_when_the_config_allows_it(kind: str, tmp_path: Path) -> None:
+    probe = "cat /proc/net/dev | grep -c ':'"  # lo only when there is no network namespace shared
+    closed = open_test_sandbox(kind, tmp_path, image_config(network="none"))
+    try:
+        assert closed.exec(probe, timeout=30, network=True).output.strip() == "1"
+    finally:
+        closed.close()
+    opened = open_test_sandbox(kind, tmp_path, image_config(network="setup"))
+    try:
+        assert int(opened.exec(probe, timeout=30, network=True).output) > 1
+        assert opened.exec(probe, timeout=30).output.strip() == "1"
+    finally:
+        opened.close()
+
+
+@pytest.mark.bwrap
+def test_bwrap_setup_with_network_reaches_the_host(tmp_path: Path) -> None:
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        box = open_test_sandbox("bwrap", tmp_path, image_config(network="setup"))
+        try:
+            command = f"python -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3)\""
+            assert box.exec(command, timeout=30, network=True).exit_code == 0
+            assert box.exec(command, timeout=30).exit_code == 1
+        finally:
+            box.close()
+
+
+@pytest.mark.podman
+def test_podman_reports_a_missing_image_with_the_fix_and_auto_falls_back(tmp_path: Path) -> None:
+    if skip_reason("podman") or skip_reason("bwrap"):
+        pytest.skip(f"needs podman and bwrap: {skip_reason('podman') or skip_reason('bwrap')}")
+    config = SandboxConfig(image="localhost/ai-fix-no-such-image:0")
+    with pytest.raises(SandboxUnavailable) as err:
+        open_sandbox("podman", tmp_path, config)
+    assert "not present locally" in str(err.value) and "podman pull localhost/ai-fix-no-such-image:0" in str(err.value)
+    box = open_sandbox("auto", tmp_path, config, env=inside_env(), ro_paths=python_paths())
+    try:
+        assert box.name == "bwrap"
+    finally:
+        box.close()
+
+
+@pytest.mark.podman
+def test_auto_prefers_a_working_container_engine(tmp_path: Path) -> None:
+    if skip_reason("podman"):
+        pytest.skip(f"this machine cannot run podman: {skip_reason('podman')}")
+    build_test_image()
+    box = open_sandbox("auto", tmp_path, image_config(), env=inside_env(), ro_paths=[Path("/usr"), *python_paths()])
+    try:
+        assert box.name == "podman"
+        assert box.exec("echo up", timeout=10).output == "up\n"
+    finally:
+        box.close()
+    listed = subprocess.run([*engine_command("podman"), "ps", "-aq", "--filter", "label=ai-fix.sandbox"], env=engine_env("podman"), capture_output=True, text=True)
+    assert box.container not in listed.stdout  # type: ignore[attr-defined]
+
+
+def test_docker_without_a_running_engine_is_refused_with_the_reason(tmp_path: Path) -> None:
+    reason = probe_engine("docker")
+    if reason is None:
+        pytest.skip("docker works on this machine")
+    with pytest.raises(SandboxUnavailable, match=r"^docker: "):
+        open_sandbox("docker", tmp_path, SandboxConfig())
+
+
+def test_an_unknown_backend_names_the_choices(tmp_path: Path) -> None:
+    with pytest.raises(SandboxUnavailable, match="auto, podman, docker, bwrap, none"):
+        open_sandbox("chroot", tmp_path, SandboxConfig())
+
+
+def test_none_says_loudly_that_nothing_is_isolated(tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIFIX_WEBHOOK_SECRET", "never-inside-even-here")
+    with caplog.at_level(logging.WARNING):
+        box = open_sandbox("none", tmp_path, SandboxConfig())
+    try:
+        assert "NOTHING IS ISOLATED" in caplog.text
+        result = box.exec("echo $PWD; env", timeout=10)
+        assert result.output.startswith(f"{tmp_path.resolve()}\n")
+        assert "never-inside-even-here" not in result.output
+        timed = box.exec("sleep 30", timeout=0.5)
+        assert timed.timed_out and timed.exit_code is None
+    finally:
+        box.close()
+
+
+def test_head_tail_keeps_both_ends_and_counts_the_middle() -> None:
+    buf = HeadTail(10)
+    for chunk in (b"abc", b"defghij", b"klmnopqrstuvwxyz"):
+        buf.feed(chunk)
+    assert buf.total == 26 and buf.dropped == 16
+    assert buf.text() == "abcde\n[... 16 bytes dropped ...]\nvwxyz"
+    small = HeadTail(100)
+    small.feed(b"short")
+    assert small.text() == "short" and small.dropped == 0
+
+
+def test_limits_come_from_the_config(kind: str, tmp_path: Path) -> None:
+    (tmp_path / "forks.py").write_text(
+        "import os, time\nfor _ in range(200):\n    if os.fork() == 0:\n        time.sleep(5)\n        os._exit(0)\n"
+    )
+    box = open_test_sandbox(kind, tmp_path, image_config(pids=64, memory_mb=300))
+    try:
+        forks = box.exec("python forks.py", timeout=30)
+        assert "BlockingIOError" in forks.output
+        too_big = box.exec("python -c 'bytearray(400 << 20)'", timeout=30)
+        assert too_big.exit_code != 0 and ("MemoryError" in too_big.output or too_big.killed)
+        assert box.exec("python -c 'bytearray(100 << 20)'", timeout=30).exit_code == 0
+    finally:
+        box.close()
