@@ -97,19 +97,24 @@ def split_sections(text: str) -> tuple[str, list[tuple[str, str]]]:
 
 
 def list_items(body: str) -> list[str]:
-    """Bullet or numbered items (checkboxes dropped); without bullets, one item per paragraph."""
-    body = "" if body.strip() == _NO_RESPONSE else body
+    """Bullet or numbered items (checkboxes dropped); text outside bullets gives one item per paragraph.
+
+    A line right after an item continues it (Markdown's lazy continuation); a blank line ends it.
+    """
     items: list[str] = []
-    has_bullets = any(_BULLET.match(line) for line in body.split("\n"))
-    if has_bullets:
-        for line in body.split("\n"):
-            b = _BULLET.match(line)
-            if b:
-                items.append(b.group("text").strip())
-            elif line.strip() and items and line.startswith((" ", "\t")):
-                items[-1] = f"{items[-1]} {line.strip()}"  # an indented continuation line
-    else:
-        items = [" ".join(p.split()) for p in re.split(r"\n\s*\n", body)]
+    open_item = False
+    for line in ("" if body.strip() == _NO_RESPONSE else body).split("\n"):
+        bullet = _BULLET.match(line)
+        if bullet:
+            items.append(bullet.group("text").strip())
+            open_item = True
+        elif not line.strip():
+            open_item = False
+        elif open_item and items:
+            items[-1] = f"{items[-1]} {line.strip()}"
+        else:
+            items.append(line.strip())
+            open_item = True
     return [i for i in items if i]
 
 

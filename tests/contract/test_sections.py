@@ -78,9 +78,9 @@ CASES = [
         id="budget items",
     ),
     pytest.param(
-        "## Acceptance criteria\n- first line\n  continued here\n- second",
-        {"acceptance_criteria": ["first line continued here", "second"]},
-        id="indented continuation lines",
+        "## Acceptance criteria\n- first line\n  continued here\n- second\nlazy continuation\n\nA closing paragraph.",
+        {"acceptance_criteria": ["first line continued here", "second lazy continuation", "A closing paragraph."]},
+        id="continuation lines and a paragraph after the bullets",
     ),
 ]
 

@@ -1,0 +1,109 @@
+"""The contract stage of a job: build the contract from the default branch, then post or update the
+one contract comment on the issue (found by its hidden marker, so later rounds never add noise).
+
+`ContractStage.prepare` is what a longer pipeline calls first; `ContractStage.run` makes the stage
+a whole `Pipeline` on its own (`AIFIX_PIPELINE=bot.contract.stage:ContractStage`): the job ends
+once the contract, or the request for clarification, is on the issue.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from githubkit.exception import RequestFailed
+from pydantic import BaseModel
+
+from bot.contract.build import build_contract
+from bot.contract.files import GitHubRepoFiles, RepoFiles
+from bot.contract.models import TaskContract
+from bot.contract.render import MARKER, render_clarification_comment, render_config_error_comment, render_contract_comment
+from bot.errors import ConfigError, GitHubError
+from bot.github.client import RepoClient
+from bot.queue.pipeline import JobContext, JobOutcome
+from bot.settings import Settings
+from bot.snapshot import Snapshot
+
+
+class ContractDecision(BaseModel):
+    """What the stage decided; `contract` is None only when the config is broken."""
+
+    status: Literal["ready", "needs_clarification", "config_error"]
+    contract: TaskContract | None = None
+    error: str = ""
+    comment_url: str = ""
+
+    def outcome(self) -> JobOutcome | None:
+        """The job's final outcome when it must stop here; None when work may go on."""
+        if self.status == "ready":
+            return None
+        if self.status == "config_error":
+            return JobOutcome(status="failed", reason=f"broken .github/ai-fix.yml: {self.error}", data={"comment": self.comment_url})
+        missing = "; ".join(self.contract.missing) if self.contract else ""
+        return JobOutcome(status="needs_clarification", reason=missing, data={"comment": self.comment_url})
+
+
+def _is_bot(comment: dict[str, Any]) -> bool:
+    user = comment.get("user") or {}
+    return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
+
+
+def upsert_marked_comment(client: RepoClient, number: int, body: str, marker: str = MARKER) -> str:
+    """Update the bot's comment carrying `marker` on the issue, or create it; returns its URL.
+
+    Only comments by a bot account are considered, so nobody can make ai-fix edit their comment by
+    pasting the marker into it.
+    """
+    mine = [c for c in client.list_issue_comments(number) if _is_bot(c) and marker in (c.get("body") or "")]
+    if not mine:
+        return str(client.create_comment(number, body).get("html_url", ""))
+    comment = mine[0]
+    if comment.get("body") == body:
+        return str(comment.get("html_url", ""))
+    try:
+        resp = client.rest.rest.issues.update_comment(client.owner, client.name, int(comment["id"]), body=body)
+    except RequestFailed as exc:
+        raise GitHubError(
+            f"GitHub PATCH comment {comment['id']} on {client.repo} answered {exc.response.status_code}; "
+            "check the App has 'Issues: write'"
+        ) from None
+    return str(resp.json().get("html_url", ""))
+
+
+class ContractStage:
+    """Pipeline stage (and a whole Pipeline): the contract or the clarification request, on the issue."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings
+
+    def files(self, snapshot: Snapshot, ctx: JobContext) -> RepoFiles:
+        """The repository's default branch through the job's installation client."""
+        return GitHubRepoFiles(ctx.github.rest, snapshot.repo, snapshot.default_branch)
+
+    def prepare(self, snapshot: Snapshot, ctx: JobContext) -> ContractDecision:
+        """Build the contract and post it (or what is missing, or the config error) on the issue."""
+        ctx.checkpoint()
+        try:
+            contract = build_contract(snapshot, self.files(snapshot, ctx))
+        except ConfigError as exc:
+            url = upsert_marked_comment(ctx.github, snapshot.number, render_config_error_comment(str(exc)))
+            ctx.record("contract", status="config_error", error=str(exc), comment=url)
+            return ContractDecision(status="config_error", error=str(exc), comment_url=url)
+        ready = contract.status == "ready"
+        body = render_contract_comment(contract) if ready else render_clarification_comment(contract)
+        url = upsert_marked_comment(ctx.github, snapshot.number, body)
+        ctx.record(
+            "contract",
+            status=contract.status,
+            missing=contract.missing,
+            checks=[c.name for c in contract.checks],
+            ignored=contract.provenance.ignored,
+            comment=url,
+        )
+        ctx.checkpoint(contract=contract.model_dump(mode="json"))
+        return ContractDecision(status=contract.status, contract=contract, comment_url=url)
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        decision = self.prepare(snapshot, ctx)
+        return decision.outcome() or JobOutcome(
+            status="done", reason="contract posted; no execution stage is configured", data={"comment": decision.comment_url}
+        )

@@ -1,0 +1,67 @@
+"""A job of kind `issue` through the real service (webhook → queue → worker → ContractStage) against the fake GitHub."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from bot.contract.render import MARKER
+from bot.contract.stage import ContractStage
+from bot.queue.models import FINAL_STATUSES, Job
+from tests.support.fake_github import FakeGitHub
+from tests.support.service import Service
+from tests.support.webhooks import REPO, deliver, labeled
+
+from .github_repo import allow_comment_edits, keep_created_comments, serve_files
+
+
+def run_job(svc: Service) -> Job:
+    response = deliver(svc.client, "issues", labeled())
+    assert response.status_code == 202, response.text
+    job_id = response.json()["job_id"]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        job = svc.store.get_job(job_id)
+        if job.status in FINAL_STATUSES:
+            return job
+        time.sleep(0.02)
+    raise AssertionError(f"job {job_id} did not finish: {svc.store.get_job(job_id)}")
+
+
+def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_comment(
+    start_service: Callable[..., Service], fake_github: FakeGitHub
+) -> None:
+    refs = serve_files(fake_github, REPO, {"pyproject.toml": "[tool.pytest.ini_options]\n", "AGENTS.md": "Keep it small."}, branch="master")
+    keep_created_comments(fake_github)
+    edits = allow_comment_edits(fake_github)
+    svc = start_service(pipeline=ContractStage())
+
+    vague = run_job(svc)  # the fixture issue: "It looks like you accidently spelled 'commit' with two 't's."
+    assert vague.status == "needs_clarification"
+    assert vague.reason.startswith("acceptance criteria or reproducible evidence")
+    [(repo, number, first)] = fake_github.created_comments
+    assert (repo, number) == (REPO, 1)
+    assert first.startswith(MARKER) and "ai-fix needs more before it starts" in first
+    assert set(refs) == {"master"}  # the default branch of the payload's repository, nothing else
+
+    fake_github.issues[(REPO, 1)]["body"] = "## Acceptance criteria\n- README says `commit`\n\n## Scope\n- README.md"
+    ready = run_job(svc)
+    assert ready.status == "done"
+    assert len(fake_github.created_comments) == 1  # no comment spam: the same comment was edited
+    [(_, second)] = edits
+    assert second.startswith(MARKER) and "### ai-fix: what I am going to do" in second
+    assert "README says `commit`" in second and "may change `README.md`" in second
+    assert ready.state["contract"]["status"] == "ready"
+    assert ready.state["contract"]["conventions"]["files"] == {"AGENTS.md": "Keep it small."}
+    assert [e.data["status"] for e in ready.events if e.event == "contract"] == ["ready"]
+
+
+def test_broken_config_is_posted_on_the_issue_and_fails_the_job(start_service: Callable[..., Service], fake_github: FakeGitHub) -> None:
+    serve_files(fake_github, REPO, {".github/ai-fix.yml": "checks:\n  - name: t\n    rn: pytest\n"}, branch="master")
+    keep_created_comments(fake_github)
+    svc = start_service(pipeline=ContractStage())
+    job = run_job(svc)
+    assert job.status == "failed"
+    assert "line 3: checks[0].rn: unknown key" in job.reason
+    [(_, _, body)] = fake_github.created_comments
+    assert "ai-fix cannot read `.github/ai-fix.yml`" in body and "line 3: checks[0].rn: unknown key" in body
