@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     """Cheap model for small mechanical tasks and history compression."""
     sandbox: str = "auto"
     """Sandbox backend: auto | podman | docker | bwrap | none."""
+    sandbox_ro_paths: list[Path] = Field(default_factory=list)
+    """Host toolchain folders mounted read-only in the sandbox (a Python outside /usr); JSON list in the environment."""
     work_dir: Path = Path("ai-fix-work")
     """Where job workspaces and traces are kept on the host."""
     pipeline: str = "bot.queue.pipeline:SnapshotOnly"
