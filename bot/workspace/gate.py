@@ -1,0 +1,388 @@
+"""The patch gate: every change the model proposes is checked here before it touches the workspace.
+
+A path is canonicalised first (relative, no `..`, no NUL or control characters, no `.git` in any
+spelling a filesystem might treat as `.git`, no symlink anywhere on it), then matched against the
+contract's scope and the globs no job may touch, then the write is checked for size, binary content
+and the budget's file and line limits. Refusals are GateDecisions whose reason the model can act on.
+
+Pure apart from reading the workspace (lstat of the path's parts, the file's current bytes);
+`apply_write` is the one function that writes, and it never follows a symlink.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import secrets
+import stat
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.contract.globs import glob_match, normalize_path
+from bot.contract.models import ALWAYS_DENIED, Budget, Scope
+from bot.errors import AiFixError
+from bot.workspace.models import DiffStats, FileChange, GateDecision
+
+if TYPE_CHECKING:
+    from bot.workspace.git import Workspace
+
+MAX_FILE_BYTES = 1 << 20
+"""Largest file the model may write (1 MiB); source files are far smaller."""
+
+BaseReader = Callable[[str], bytes | None]
+"""Reads a workspace-relative file as it was at the base commit; None when it did not exist."""
+
+_SYMLINK, _SUBMODULE, _EXECUTABLE = "120000", "160000", "100755"
+
+
+class _Refused(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def canonical_path(raw: str) -> str:
+    """The workspace-relative form `a/b/c` of a path the model gave, or _Refused with the reason."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise _Refused("empty path: give a file path relative to the repository root, e.g. 'src/app.py'")
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused("path is not valid text: give a plain file path relative to the repository root") from None
+    if any(unicodedata.category(ch) == "Cc" for ch in raw):
+        raise _Refused("path contains a control character (NUL, newline, tab, ...): give a plain file path")
+    if "\\" in raw:
+        raise _Refused("path contains a backslash: use '/' between directories, relative to the repository root")
+    if raw.startswith("/"):
+        raise _Refused(
+            f"absolute paths are not allowed ({raw!r}): give the path relative to the repository root, e.g. 'src/app.py'"
+        )
+    rel = normalize_path(raw)
+    if rel is None:
+        if ".." in raw.split("/"):
+            raise _Refused(f"path escapes the workspace: '..' is not allowed in {raw!r}; give the path from the repository root")
+        raise _Refused(f"{raw!r} is the repository root, not a file: give a file path")
+    for part in rel.split("/"):
+        if _looks_like_dotgit(part):
+            raise _Refused(f"{raw!r} is inside git's own directory ('{part}'); ai-fix never changes git internals")
+    return rel
+
+
+def _fold(part: str) -> str:
+    """A path part as a case-insensitive filesystem might see it (macOS, Windows)."""
+    # HFS+ ignores zero-width characters and NTFS trailing dots and spaces, so ".Git\u200c" or
+    # ".git." name the same directory as ".git" there; a repository is often checked out on both.
+    visible = "".join(ch for ch in unicodedata.normalize("NFKC", part) if unicodedata.category(ch) != "Cf")
+    return visible.rstrip(" .").casefold()
+
+
+def _looks_like_dotgit(part: str) -> bool:
+    return _fold(part) in (".git", "git~1")
+
+
+def _folded(path: str) -> str:
+    return "/".join(_fold(p) for p in path.split("/"))
+
+
+def line_counts(old: bytes | None, new: bytes | None) -> tuple[int, int]:
+    """Lines added and removed going from old to new, as `git diff --numstat` would count them."""
+    a = (old or b"").splitlines(keepends=True)
+    b = (new or b"").splitlines(keepends=True)
+    # Trim the common head and tail first: edits are local, and SequenceMatcher is quadratic at worst.
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a, b = a[start : len(a) - end], b[start : len(b) - end]
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed
+
+
+def is_binary(data: bytes) -> bool:
+    """NUL bytes or invalid UTF-8: not a text file ai-fix may write."""
+    if b"\x00" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+class PatchGate:
+    """Decides whether a change may be made in the workspace at `root`, under a contract's scope and budget."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        scope: Scope,
+        budget: Budget,
+        *,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        base_reader: BaseReader | None = None,
+    ) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.scope = scope
+        self.budget = budget
+        self.max_file_bytes = max_file_bytes
+        # Without a base reader, a second write to a file already changed is counted on top of the
+        # first (an overestimate); Workspace.read_base gives exact counts.
+        self.base_reader = base_reader
+
+    def check_path(self, path: str) -> GateDecision:
+        """May a file at this path be created, changed or deleted?"""
+        try:
+            rel = canonical_path(path)
+            self._check_scope(rel)
+            self._check_on_disk(rel)
+        except _Refused as refusal:
+            return GateDecision(allowed=False, path=path if isinstance(path, str) else repr(path), reason=refusal.reason)
+        return GateDecision(allowed=True, path=rel)
+
+    def check_write(self, path: str, content: bytes | str, current: DiffStats) -> GateDecision:
+        """May `content` be written to `path`, given the change so far (`current`, against the base commit)?"""
+        decision = self.check_path(path)
+        if not decision.allowed:
+            return decision
+        rel = decision.path
+        try:
+            data = _as_bytes(content)
+            if len(data) > self.max_file_bytes:
+                raise _Refused(
+                    f"{rel}: {len(data)} bytes is over the {self.max_file_bytes}-byte limit for one file; "
+                    "write a smaller file or split it"
+                )
+            if is_binary(data):
+                raise _Refused(f"{rel}: binary content is refused; ai-fix only writes text (UTF-8, no NUL bytes)")
+            self._check_budget(rel, data, current)
+        except _Refused as refusal:
+            return GateDecision(allowed=False, path=rel, reason=refusal.reason)
+        return decision
+
+    def violations(self, stats: DiffStats) -> list[GateDecision]:
+        """Refusals for a whole change (what a checkpoint would commit); empty when all of it may be kept.
+
+        Catches what did not come through check_write: files the project's checks wrote in the sandbox,
+        new symlinks, submodules, executable bits, binaries, and the budget's limits.
+        """
+        refused = [d for d in (self._check_change(f) for f in stats.files) if d is not None]
+        if len(stats.files) > self.budget.max_files_changed:
+            refused.append(GateDecision(allowed=False, path="", reason=self._too_many_files(len(stats.files))))
+        if stats.lines > self.budget.max_lines_changed:
+            refused.append(GateDecision(allowed=False, path="", reason=self._too_many_lines(stats.lines)))
+        return refused
+
+    def _check_change(self, change: FileChange) -> GateDecision | None:
+        if change.status != "D":
+            decision = self.check_path(change.path)
+        else:
+            # A deleted file has nothing on disk to inspect; only the path and scope rules apply.
+            try:
+                self._check_scope(canonical_path(change.path))
+            except _Refused as refusal:
+                return GateDecision(allowed=False, path=change.path, reason=refusal.reason)
+            return None
+        if not decision.allowed:
+            return decision
+        reason = ""
+        if change.new_mode == _SYMLINK:
+            reason = f"{change.path}: symlinks are refused; commit the file itself"
+        elif change.new_mode == _SUBMODULE:
+            reason = f"{change.path}: nested repositories and submodules are refused"
+        elif change.new_mode == _EXECUTABLE and change.old_mode != _EXECUTABLE:
+            reason = f"{change.path}: making a file executable is refused; leave its mode as it was"
+        elif change.binary:
+            reason = f"{change.path}: binary content is refused; ai-fix only changes text files"
+        elif _size(self.root / change.path) > self.max_file_bytes:
+            reason = f"{change.path}: over the {self.max_file_bytes}-byte limit for one file"
+        return GateDecision(allowed=False, path=change.path, reason=reason) if reason else None
+
+    def _check_scope(self, rel: str) -> None:
+        # Deny rules match case-insensitively and also against the NTFS/HFS-folded path: on such a
+        # checkout `.GitHub/Workflows./x.yml` is the workflow file. Allow rules match exactly, so
+        # each kind of rule errs toward refusing.
+        folded = _folded(rel)
+        for rules, refusal in (
+            (ALWAYS_DENIED, "{rel} is protected (rule '{glob}'): ai-fix never changes git internals, CI workflows or its own config"),
+            (self.scope.deny, "{rel} is denied by scope rule '{glob}'; change files outside it"),
+        ):
+            for glob in rules:
+                if glob_match(rel, glob, case_sensitive=False) or glob_match(folded, _folded(glob), case_sensitive=False):
+                    raise _Refused(refusal.format(rel=rel, glob=glob))
+        if not any(glob_match(rel, glob) for glob in self.scope.allow):
+            allowed = ", ".join(repr(g) for g in self.scope.allow) or "nothing"
+            raise _Refused(f"{rel} is outside the task's scope (allowed: {allowed}); change files inside it")
+
+    def _check_on_disk(self, rel: str) -> None:
+        """No symlink anywhere on the path, directories where directories are expected, a regular file at the end."""
+        current = self.root
+        parts = rel.split("/")
+        for depth, part in enumerate(parts, start=1):
+            current = current / part
+            shown = "/".join(parts[:depth])
+            try:
+                mode = os.lstat(current).st_mode
+            except FileNotFoundError:
+                break  # the rest will be created by the write
+            except NotADirectoryError:
+                raise _Refused(f"{rel}: a parent of it is a file, not a directory") from None
+            except OSError as exc:
+                raise _Refused(f"{rel}: {exc.strerror}; give a shorter or plainer path") from None
+            if stat.S_ISLNK(mode):
+                raise _Refused(
+                    f"{rel}: '{shown}' is a symbolic link; ai-fix neither follows nor creates symlinks, "
+                    "so edit the file at its real path inside the repository"
+                )
+            if depth < len(parts) and not stat.S_ISDIR(mode):
+                raise _Refused(f"{rel}: '{shown}' is a file, not a directory")
+            if depth == len(parts) and not stat.S_ISREG(mode):
+                raise _Refused(f"{rel} is a directory or special file, not a regular file: give a file path")
+        # With no symlink on the path this holds already; checked again so a mistake above cannot escape.
+        if not Path(os.path.realpath(self.root / rel)).is_relative_to(self.root):
+            raise _Refused(f"path escapes the workspace: {rel}")
+
+    def _check_budget(self, rel: str, data: bytes, current: DiffStats) -> None:
+        others = [f for f in current.files if f.path != rel]
+        entry = next((f for f in current.files if f.path == rel), None)
+        if self.base_reader is not None:
+            base = self.base_reader(rel)
+            added, removed = line_counts(base, data)
+            touched = base != data
+        else:
+            on_disk = _read_nofollow(self.root, rel)
+            added, removed = line_counts(on_disk, data)
+            touched = entry is not None or on_disk != data
+            if entry is not None:
+                added, removed = added + entry.added, removed + entry.removed
+        files = len(others) + int(touched)
+        lines = sum(f.added + f.removed for f in others) + added + removed
+        if files > self.budget.max_files_changed:
+            raise _Refused(self._too_many_files(files))
+        if lines > self.budget.max_lines_changed:
+            raise _Refused(self._too_many_lines(lines))
+
+    def _too_many_files(self, files: int) -> str:
+        return (
+            f"the change would touch {files} files, over the limit of {self.budget.max_files_changed} "
+            "(budget.max_files_changed); change fewer files or undo changes you no longer need"
+        )
+
+    def _too_many_lines(self, lines: int) -> str:
+        return (
+            f"the change would add and remove {lines} lines in all, over the limit of "
+            f"{self.budget.max_lines_changed} (budget.max_lines_changed); make a smaller change"
+        )
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def _as_bytes(content: bytes | str) -> bytes:
+    if isinstance(content, bytes):
+        return content
+    try:
+        return content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused("content is not valid text (unpaired surrogate characters); write UTF-8 text") from None
+
+
+def _open_parent(root: Path, parts: list[str], *, create: bool) -> int:
+    """A descriptor of the file's directory, reached from root one part at a time without following symlinks."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+            try:
+                child = os.open(part, flags, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                child = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_nofollow(root: Path, rel: str) -> bytes | None:
+    parts = rel.split("/")
+    try:
+        dir_fd = _open_parent(root, parts, create=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    finally:
+        os.close(dir_fd)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+def _write_nofollow(root: Path, rel: str, data: bytes) -> None:
+    """Atomic replace (temp file + rename in the same directory); keeps an existing file's mode."""
+    parts = rel.split("/")
+    dir_fd = _open_parent(root, parts, create=True)
+    try:
+        name = parts[-1]
+        mode = 0o644
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
+            if not stat.S_ISREG(st.st_mode):
+                raise _Refused(f"{rel} is no longer a regular file; nothing was written")
+            mode = stat.S_IMODE(st.st_mode)
+        tmp = f".ai-fix-{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fchmod(fh.fileno(), mode)
+                os.fsync(fh.fileno())
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            os.unlink(tmp, dir_fd=dir_fd)
+            raise
+    finally:
+        os.close(dir_fd)
+
+
+def apply_write(
+    workspace: Workspace, path: str, content: bytes | str, gate: PatchGate, current: DiffStats
+) -> GateDecision:
+    """Write `content` to `path` in the workspace only when the gate allows it; the decision says what happened."""
+    root = Path(os.path.realpath(workspace.path))
+    if root != gate.root:
+        raise AiFixError(f"the patch gate guards {gate.root}, not this workspace ({root}); build the gate with PatchGate(workspace.path, ...)")
+    decision = gate.check_write(path, content, current)
+    if not decision.allowed:
+        return decision
+    try:
+        _write_nofollow(root, decision.path, _as_bytes(content))
+    except _Refused as refusal:
+        return GateDecision(allowed=False, path=decision.path, reason=refusal.reason)
+    except OSError as exc:
+        # ELOOP/ENOTDIR here means a symlink or file appeared on the path after the check.
+        return GateDecision(
+            allowed=False, path=decision.path, reason=f"{decision.path}: not written ({exc.strerror}); check the path and retry"
+        )
+    return decision

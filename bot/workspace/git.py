@@ -1,0 +1,484 @@
+"""A job's git workspace on the host: clone or worktree, a fresh branch, checkpoints, diff, push.
+
+Layout of a job directory `dest` (the sandbox mounts only `dest/tree`):
+
+    dest/tree/            the working tree the model edits and the checks run in
+    dest/git/             the git directory (clones); local mode uses the user's repo's worktree dir
+    dest/hooks/           empty: `core.hooksPath` points here, so no repository hook ever runs
+    dest/workspace.json   what `Workspace.resume` needs after a crash
+
+The git directory is kept outside the tree because code running in the sandbox can write anything in
+the tree: a `.git/config` it wrote (`core.fsmonitor`, filter drivers, hooks) would run on the host
+the next time ai-fix ran git. Every git command is given `--git-dir` and `--work-tree` explicitly
+and never reads the tree's `.git` file.
+
+A token reaches git only through the environment of the one command that needs it (an
+`http.<host>.extraHeader` via GIT_CONFIG_COUNT); it is never written to `.git/config`, a remote
+URL or a log, and the sandbox never sees it.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel
+
+from bot.errors import AiFixError, PolicyViolation
+from bot.redact import redact
+from bot.workspace.branch import validate_branch_name
+from bot.workspace.models import DiffStats, FileChange
+
+if TYPE_CHECKING:
+    from bot.workspace.gate import PatchGate
+
+IDENTITY = ("ai-fix", "ai-fix@users.noreply.github.com")
+"""Author and committer of every checkpoint."""
+TOKEN_USER = "x-access-token"
+"""The user name GitHub expects with an installation token over HTTPS."""
+STATE_FILE = "workspace.json"
+NETWORK_TIMEOUT = 900
+LOCAL_TIMEOUT = 120
+_SCHEMES = ("https", "file")
+
+
+class WorkspaceError(AiFixError):
+    """A git operation on the workspace failed; the message says what to do."""
+
+
+class WorkspaceState(BaseModel):
+    """What a job directory records so the work can be resumed after a crash."""
+
+    kind: Literal["clone", "local", "existing"]
+    tree: str
+    git_dir: str
+    hooks: str
+    branch: str
+    base_sha: str
+    remote_url: str = ""
+    """Where `push` goes by default; empty in local mode (the branch is already in the user's repo)."""
+    repo: str = ""
+    """Local mode: the user's repository the worktree belongs to."""
+
+
+def auth_env(token: str, url: str) -> dict[str, str]:
+    """Environment for one git command that sends `token` as an HTTP header to `url`'s host only."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    scope = f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}/"
+    basic = base64.b64encode(f"{TOKEN_USER}:{token}".encode()).decode()
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{scope}.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+    }
+
+
+def check_remote_url(url: str) -> str:
+    """Only https (GitHub) and file (tests, local mirrors) URLs, and never with credentials in them."""
+    parts = urlsplit(url)
+    if parts.scheme not in _SCHEMES or url.startswith("-"):
+        raise WorkspaceError(f"refusing remote {url!r}: ai-fix clones and pushes over https:// (or file:// for local mirrors) only")
+    if parts.username or parts.password:
+        raise WorkspaceError(
+            "refusing a remote URL with credentials in it: they would be stored in .git/config; "
+            "pass the URL without them and the token as token="
+        )
+    return url
+
+
+def _hint(stderr: str) -> str:
+    lowered = stderr.lower()
+    if "could not read username" in lowered or "authentication failed" in lowered or "403" in lowered:
+        return "the server refused the credentials: check the App is installed on the repository with contents: write, and that the token has not expired"
+    if "non-fast-forward" in lowered or "fetch first" in lowered or "[rejected]" in lowered:
+        return "the remote branch has commits this workspace lacks and ai-fix never force-pushes: start again from the remote branch (Workspace.checkout_existing) or delete it"
+    if "not found" in lowered or "does not appear to be a git repository" in lowered:
+        return "check the repository URL and that the App can see the repository"
+    if "could not resolve host" in lowered or "unable to access" in lowered:
+        return "the git server could not be reached: check the network and the URL"
+    return "see git's message above"
+
+
+class Workspace:
+    """One job's checkout: edit in `path`, `checkpoint` accepted steps, `rollback` the rest, `push` the branch."""
+
+    def __init__(self, root: Path, state: WorkspaceState) -> None:
+        self.root = root
+        self.state = state
+
+    # ---- creating and reopening -------------------------------------------------------------
+
+    @classmethod
+    def clone(cls, url: str, dest: Path | str, *, branch: str, token: str | None = None, ref: str | None = None) -> Workspace:
+        """Clone `url` into `dest` and start the new branch `branch` at `ref` (default: the remote's default branch)."""
+        validate_branch_name(branch)
+        root = _new_job_dir(dest)
+        with _removed_on_failure(root):
+            ws = cls._cloned(url, root, token, kind="clone", branch=branch)
+            ws._start_branch(ws._resolve(ref or "HEAD"))
+        return ws
+
+    @classmethod
+    def checkout_existing(cls, url: str, dest: Path | str, *, branch: str, token: str | None = None) -> Workspace:
+        """Clone `url` and continue ai-fix's existing branch `branch`: new commits go on top, never a force-push.
+
+        The base commit is the branch's tip as found, so diff and stats show this round's change.
+        """
+        validate_branch_name(branch)
+        root = _new_job_dir(dest)
+        with _removed_on_failure(root):
+            ws = cls._cloned(url, root, token, kind="existing", branch=branch)
+            try:
+                start = ws._resolve(f"refs/remotes/origin/{branch}")
+            except WorkspaceError:
+                raise WorkspaceError(f"branch {branch!r} does not exist on {url}: start a new one with Workspace.clone") from None
+            ws._start_branch(start)
+        return ws
+
+    @classmethod
+    def local(cls, repo: Path | str, dest: Path | str, *, branch: str, ref: str | None = None) -> Workspace:
+        """A `git worktree` of the local repository `repo` on the new branch `branch`, started at `ref` (default HEAD).
+
+        Only committed work is the starting point; the branch stays in `repo` when the job ends.
+        """
+        validate_branch_name(branch)
+        repo_path = Path(os.path.realpath(repo))
+        if not repo_path.is_dir():
+            raise WorkspaceError(f"{repo}: no such directory; pass the path of a local git repository")
+        root = _new_job_dir(dest)
+        hooks = _make_hooks(root)
+        tree = root / "tree"
+        state = WorkspaceState(kind="local", tree=str(tree), git_dir="", hooks=str(hooks), branch=branch, base_sha="", repo=str(repo_path))
+        ws = cls(root, state)
+        user_repo = ["-C", str(repo_path)]
+        with _removed_on_failure(root):
+            if ws._run([*user_repo, "rev-parse", "--git-dir"], check=False).returncode != 0:
+                raise WorkspaceError(f"{repo_path} is not a git repository: pass the root of a git checkout (git init; git commit)")
+            start = ws._resolve(ref or "HEAD", prefix=user_repo)
+            if ws._run([*user_repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], check=False).returncode == 0:
+                raise WorkspaceError(
+                    f"branch {branch!r} already exists in {repo_path}: delete it (git branch -D {branch}) "
+                    "or keep it and give the task a different title"
+                )
+            ws._run([*user_repo, "worktree", "add", "-q", "-b", branch, str(tree), start])
+            # Read once, right after creation, before any sandboxed code could rewrite the tree's .git file.
+            state.git_dir = ws._run(["-C", str(tree), "rev-parse", "--absolute-git-dir"]).stdout.decode().strip()
+            state.base_sha = start
+            ws._save()
+        return ws
+
+    @classmethod
+    def resume(cls, dest: Path | str) -> Workspace:
+        """Reopen the job directory `dest` after a crash, back at its last checkpoint (later edits are dropped)."""
+        root = Path(dest)
+        try:
+            state = WorkspaceState.model_validate_json((root / STATE_FILE).read_text())
+        except FileNotFoundError:
+            raise WorkspaceError(f"{root} has no {STATE_FILE}: it is not an ai-fix job directory; start a new job") from None
+        ws = cls(root, state)
+        if not Path(state.git_dir).is_dir():
+            raise WorkspaceError(f"{root}: its git directory {state.git_dir} is gone; remove {root} and start a new job")
+        ws.rollback()
+        return ws
+
+    @classmethod
+    def _cloned(cls, url: str, root: Path, token: str | None, *, kind: Literal["clone", "existing"], branch: str) -> Workspace:
+        check_remote_url(url)
+        hooks = _make_hooks(root)
+        tree, git_dir = root / "tree", root / "git"
+        state = WorkspaceState(kind=kind, tree=str(tree), git_dir=str(git_dir), hooks=str(hooks), branch=branch, base_sha="", remote_url=url)
+        ws = cls(root, state)
+        ws._run(
+            ["clone", "-q", "--no-checkout", f"--separate-git-dir={git_dir}", "--config", f"core.hooksPath={hooks}", "--", url, str(tree)],
+            env=auth_env(token, url) if token else None,
+            secrets=[token] if token else [],
+            timeout=NETWORK_TIMEOUT,
+        )
+        return ws
+
+    # ---- what the loop reads --------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The working tree: what the model edits and the sandbox mounts."""
+        return Path(self.state.tree)
+
+    @property
+    def branch(self) -> str:
+        return self.state.branch
+
+    @property
+    def base_sha(self) -> str:
+        return self.state.base_sha
+
+    @property
+    def head_sha(self) -> str:
+        """The last checkpoint (or the base commit before the first one)."""
+        return self._resolve("HEAD")
+
+    def diff(self) -> str:
+        """The whole change against the base commit, untracked files included, as a unified diff."""
+        with self._scratch_index() as env:
+            done = self._git("diff", "--cached", "--no-renames", "--no-ext-diff", "--no-textconv", self.base_sha, env=env)
+        return done.stdout.decode("utf-8", "replace")
+
+    def stats(self) -> DiffStats:
+        """Files and line counts of the change against the base commit, untracked files included."""
+        with self._scratch_index() as env:
+            return self._staged_stats(env)
+
+    def changed_files(self) -> list[str]:
+        return [f.path for f in self.stats().files]
+
+    def read_base(self, path: str) -> bytes | None:
+        """A file's bytes at the base commit, None when it did not exist there (the gate's base reader)."""
+        done = self._git("cat-file", "blob", f"{self.base_sha}:{path}", check=False)
+        return done.stdout if done.returncode == 0 else None
+
+    # ---- changing it ----------------------------------------------------------------------
+
+    def checkpoint(self, message: str, *, gate: PatchGate | None = None) -> str | None:
+        """Commit everything in the tree as one accepted step; None when nothing changed since the last one.
+
+        With a gate, the whole change against the base is checked first (files the checks wrote,
+        symlinks, executable bits, limits); on a violation nothing is committed and PolicyViolation
+        says why, so the caller can `rollback()`.
+        """
+        self._restore_gitfile()
+        self._git("add", "-A")
+        if self._git("diff", "--cached", "--quiet", check=False).returncode == 0:
+            return None
+        if gate is not None:
+            refused = gate.violations(self._staged_stats())
+            if refused:
+                self._git("reset", "-q")
+                raise PolicyViolation("not kept: " + "; ".join(d.reason for d in refused))
+        self._git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
+        return self.head_sha
+
+    def rollback(self) -> str:
+        """Back to the last checkpoint: tracked files restored, untracked files removed (ignored ones kept)."""
+        self._git("reset", "-q", "--hard", "HEAD")
+        self._git("clean", "-q", "-ffd")
+        self._restore_gitfile()
+        return self.head_sha
+
+    def push(self, token: str | None = None, remote_url: str | None = None) -> None:
+        """Push the branch (up to the last checkpoint) to the remote; never forced."""
+        url = remote_url or self.state.remote_url
+        if not url:
+            raise WorkspaceError(
+                f"nothing to push: this local workspace's work is on branch {self.branch} in {self.state.repo}; "
+                "pass remote_url= to push it somewhere else"
+            )
+        check_remote_url(url)
+        self._git(
+            "push",
+            "-q",
+            "--no-verify",
+            "--",
+            url,
+            f"HEAD:refs/heads/{self.branch}",
+            env=auth_env(token, url) if token else None,
+            secrets=[token] if token else [],
+            timeout=NETWORK_TIMEOUT,
+        )
+
+    def remove(self) -> None:
+        """Delete the job directory; in local mode the worktree is unregistered and the branch kept in the user's repo."""
+        if self.state.kind == "local":
+            self._run(["-C", self.state.repo, "worktree", "remove", "--force", self.state.tree], check=False)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # ---- plumbing --------------------------------------------------------------------------
+
+    def _start_branch(self, start: str) -> None:
+        self._git("checkout", "-q", "--no-track", "-b", self.branch, start)
+        self.state.base_sha = start
+        self._save()
+
+    def _save(self) -> None:
+        tmp = self.root / f"{STATE_FILE}.tmp"
+        tmp.write_text(self.state.model_dump_json(indent=2))
+        tmp.replace(self.root / STATE_FILE)
+
+    def _restore_gitfile(self) -> None:
+        """The tree's `.git` file as git wrote it, in case sandboxed code replaced it (a user may run git there later)."""
+        gitfile = self.path / ".git"
+        if gitfile.is_symlink() or gitfile.is_file():
+            gitfile.unlink()
+        elif gitfile.is_dir():
+            shutil.rmtree(gitfile)
+        gitfile.write_text(f"gitdir: {self.state.git_dir}\n")
+
+    def _resolve(self, rev: str, *, prefix: list[str] | None = None) -> str:
+        """The commit sha `rev` names; `prefix` (`-C repo`) resolves in another repository instead."""
+        if rev.startswith("-"):
+            raise WorkspaceError(f"refusing revision {rev!r}: it looks like an option")
+        args = ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"]
+        done = self._run([*prefix, *args], check=False) if prefix else self._git(*args, check=False)
+        if done.returncode != 0:
+            raise WorkspaceError(f"no commit {rev!r} in the repository: check the branch or commit name")
+        return done.stdout.decode().strip()
+
+    @contextmanager
+    def _scratch_index(self) -> Iterator[dict[str, str]]:
+        """An environment whose index is a copy of the real one with the whole tree added; the real index is left alone."""
+        fd, scratch = tempfile.mkstemp(prefix="index.ai-fix-", dir=self.state.git_dir)
+        os.close(fd)
+        try:
+            shutil.copyfile(Path(self.state.git_dir) / "index", scratch)
+            env = {"GIT_INDEX_FILE": scratch}
+            self._git("add", "-A", env=env)
+            yield env
+        finally:
+            Path(scratch).unlink(missing_ok=True)
+
+    def _staged_stats(self, env: dict[str, str] | None = None) -> DiffStats:
+        """What the index (or the scratch index in `env`) holds against the base commit."""
+        base = ["diff", "--cached", "--no-renames", "-z"]
+        raw = self._git(*base, "--raw", self.base_sha, env=env).stdout
+        numstat = self._git(*base, "--numstat", self.base_sha, env=env).stdout
+        return _parse_stats(raw, numstat)
+
+    def _git(
+        self,
+        *args: str,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+        secrets: list[str] | None = None,
+        input: bytes | None = None,
+        timeout: int = LOCAL_TIMEOUT,
+    ) -> subprocess.CompletedProcess[bytes]:
+        located = [f"--git-dir={self.state.git_dir}", f"--work-tree={self.state.tree}", *args]
+        return self._run(located, check=check, env=env, secrets=secrets, input=input, timeout=timeout, cwd=self.state.tree)
+
+    def _run(
+        self,
+        args: list[str],
+        *,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+        secrets: list[str] | None = None,
+        input: bytes | None = None,
+        timeout: int = LOCAL_TIMEOUT,
+        cwd: str | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        command = ["git", *_safety_config(self.state.hooks), *args]
+        try:
+            done = subprocess.run(
+                command, env=_git_environment(env), input=input, capture_output=True, timeout=timeout, cwd=cwd or self.root, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise WorkspaceError(f"git {_verb(args)} took over {timeout} s and was stopped: check the network or the repository size") from None
+        if check and done.returncode != 0:
+            stderr = redact(done.stderr.decode("utf-8", "replace").strip(), secrets or [])
+            raise WorkspaceError(f"git {_verb(args)} failed (exit {done.returncode}): {stderr}; {_hint(stderr)}")
+        return done
+
+
+def _verb(args: list[str]) -> str:
+    """The git subcommand in an argument list, for error messages."""
+    words = iter(args)
+    for word in words:
+        if word == "-C":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return "command"
+
+
+def _safety_config(hooks: str) -> list[str]:
+    # Given on every command (and inherited by git's own subprocesses through GIT_CONFIG_PARAMETERS),
+    # so no hook, fsmonitor or credential helper runs, whatever a repository's config says.
+    settings = {
+        "core.hooksPath": hooks,
+        "core.fsmonitor": "false",
+        "credential.helper": "",
+        "commit.gpgSign": "false",
+        "protocol.ext.allow": "never",
+        "submodule.recurse": "false",
+        "diff.external": "",
+    }
+    return [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
+
+
+def _git_environment(extra: dict[str, str] | None) -> dict[str, str]:
+    # Inherited GIT_* variables (GIT_DIR, GIT_INDEX_FILE, GIT_CONFIG_*) could point git elsewhere.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    name, email = IDENTITY
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_ASKPASS="",
+        GIT_AUTHOR_NAME=name,
+        GIT_AUTHOR_EMAIL=email,
+        GIT_COMMITTER_NAME=name,
+        GIT_COMMITTER_EMAIL=email,
+        LC_ALL="C",
+    )
+    env.update(extra or {})
+    return env
+
+
+def _new_job_dir(dest: Path | str) -> Path:
+    root = Path(dest).absolute()
+    if root.exists() and any(root.iterdir()):
+        raise WorkspaceError(f"{root} is not empty: continue that job with Workspace.resume, or remove the directory")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@contextmanager
+def _removed_on_failure(root: Path) -> Iterator[None]:
+    """A job directory that could not be set up is removed, so the next attempt starts clean."""
+    try:
+        yield
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
+def _make_hooks(root: Path) -> Path:
+    hooks = root / "hooks"
+    hooks.mkdir(exist_ok=True)
+    return hooks
+
+
+def _parse_stats(raw: bytes, numstat: bytes) -> DiffStats:
+    """Merge `git diff --raw -z` (modes, status) and `--numstat -z` (line counts) without renames."""
+    counts: dict[str, tuple[int, int, bool]] = {}
+    for record in numstat.split(b"\0"):
+        if not record:
+            continue
+        added, removed, path = record.split(b"\t", 2)
+        binary = added == b"-"
+        counts[path.decode("utf-8", "surrogateescape")] = (0 if binary else int(added), 0 if binary else int(removed), binary)
+    files: list[FileChange] = []
+    fields = raw.split(b"\0")
+    for header, path_bytes in zip(fields[0::2], fields[1::2]):
+        if not header.startswith(b":"):
+            continue
+        old_mode, new_mode, _old, _new, status = header[1:].decode().split(" ")
+        path = path_bytes.decode("utf-8", "surrogateescape")
+        added, removed, binary = counts.get(path, (0, 0, False))
+        files.append(
+            FileChange(
+                path=path,
+                added=added,
+                removed=removed,
+                status=status[0],
+                old_mode="" if old_mode == "000000" else old_mode,
+                new_mode="" if new_mode == "000000" else new_mode,
+                binary=binary,
+            )
+        )
+    return DiffStats(files=files)
