@@ -16,8 +16,11 @@ from bot.contract.models import TaskContract
 from bot.delivery.render import render_pr_body
 from bot.errors import ConfigError
 from bot.loop.harness import SandboxChecks, route, run_task
+from bot.loop.loop import clarification_reason
+from bot.loop.records import EndRecord
 from bot.loop.result import RunResult
 from bot.loop.secrets import held_secrets
+from bot.loop.trace import Trace
 from bot.model.base import Model
 from bot.model.select import model_override, open_model
 from bot.redact import redact
@@ -68,14 +71,14 @@ def execute(
     model: Model,
     model_name: str | None,
     sandbox_kind: str,
-    stream: TextIO = sys.stdout,
+    stream: TextIO | None = None,
     label: str = "",
 ) -> RunResult:
     """Contract, workspace, sandbox, loop, outputs; shared by `ai-fix run` and `ai-fix demo` (label "replay")."""
     tag = f" {label}" if label else ""
 
     def say(line: str) -> None:
-        print(f"[{time.strftime('%H:%M:%S')}{tag}] {line}", file=stream, flush=True)
+        print(f"[{time.strftime('%H:%M:%S')}{tag}] {line}", file=stream or sys.stdout, flush=True)
 
     files = LocalRepoFiles(repo)
     contract = build_contract(snapshot_from_markdown(markdown, str(repo)), files)
@@ -83,10 +86,17 @@ def execute(
         say(line)
     out.mkdir(parents=True, exist_ok=True)
     secrets = held_secrets(settings, os.environ, repo)
+    if contract.status == "needs_clarification":
+        # No branch, sandbox or model turn for a task that cannot start; the contract says what is missing.
+        result = RunResult(outcome="needs_clarification", reason=clarification_reason(contract), contract=contract)
+        Trace(out / "trace.jsonl", secrets).append(EndRecord(outcome=result.outcome, reason=result.reason, steps=0, head_sha=""))
+        write_outputs(result, out, secrets)
+        say(f"done: {result.outcome}: {result.reason}")
+        return result
     workspace = Workspace.local(repo, settings.work_dir / "jobs", branch=branch_name(None, contract.title), ref=files.commit)
     say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
     try:
-        sandbox = open_sandbox(sandbox_kind, workspace.path, contract.sandbox)
+        sandbox = open_sandbox(sandbox_kind, workspace.path, contract.sandbox, ro_paths=settings.sandbox_ro_paths)
         say(f"sandbox: {sandbox.name}")
         try:
             result = run_task(

@@ -99,6 +99,10 @@ class RunEnded(Exception):
         self.outcome, self.reason, self.question, self.next_steps = outcome, reason, question, list(next_steps)
 
 
+def clarification_reason(contract: TaskContract) -> str:
+    return "the task contract is incomplete: " + "; ".join(contract.missing)
+
+
 def first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
@@ -113,12 +117,8 @@ def signature(run: CheckRun) -> str:
 
 
 def render_run(run: CheckRun) -> str:
-    lines = []
-    for r in run.results:
-        lines.append(f"{r.name}: {r.status} (exit {r.exit_code}, {r.duration_s:.1f}s)")
-        if r.status != "pass":
-            lines.append(r.summary or r.reason or first_line(r.output))
-    return "\n".join(lines)
+    """One line per check; the failure details are shown once, under "Latest check failure"."""
+    return "\n".join(f"{r.name}: {r.status} (exit {r.exit_code}, {r.duration_s:.1f}s)" for r in run.results)
 
 
 def expectation_met(expect: str, run: CheckRun) -> Expectation:
@@ -175,6 +175,8 @@ class Loop:
         self.usage, self.cost, self.steps = Usage(), 0.0, 0
         self.cost_known = True
         self.started = clock()
+        self._change: tuple[DiffStats, str] | None = None
+        """The change against the base (stats, diff), kept until the workspace changes."""
         self.stable = ""
         self.environment_ok = False
         """Set once setup and the baseline ran: only then are final checks worth running."""
@@ -199,7 +201,7 @@ class Loop:
             )
         )
         if self.contract.status == "needs_clarification":
-            raise RunEnded("needs_clarification", "the task contract is incomplete: " + "; ".join(self.contract.missing))
+            raise RunEnded("needs_clarification", clarification_reason(self.contract))
         self.progress(f"model: {self.config.model_reason or self.config.model}")
         self.progress("phase: setup")
         if (missing := self.checks.setup()) is not None:
@@ -243,8 +245,18 @@ class Loop:
 
     # ---- context and model -------------------------------------------------------------
 
+    def change(self) -> tuple[DiffStats, str]:
+        """Stats and diff against the base; git is asked again only after the workspace changed."""
+        if self._change is None:
+            stats = self.workspace.stats()
+            self._change = (stats, self.workspace.diff() if stats.files else "")
+        return self._change
+
+    def changed(self) -> None:
+        self._change = None
+
     def request(self, record: StepRecord) -> ModelRequest:
-        diff = self.workspace.diff()
+        diff = self.change()[1]
         failure = "\n".join(r.summary or r.reason for r in failing(self.latest)) if self.latest else ""
         self.context.refresh()
         query = Query(text=f"{self.contract.title}\n{self.contract.goal}\n" + "\n".join(c.text for c in self.contract.acceptance_criteria), failure=failure, diff=diff)
@@ -352,6 +364,7 @@ class Loop:
         if args.command != "view":
             what = f"{args.command} {args.path}" + (f" ({first_line(intent)})" if intent else "")
             if observation.ok:
+                self.changed()
                 self.attempt_edits.append(what)
                 self.conclusions.append(f"step {self.steps}: {what}")
             else:
@@ -362,7 +375,8 @@ class Loop:
 
     def run_checks(self, names: list[str] | None, record: StepRecord) -> CheckRun:
         began = self.clock()
-        run = self.checks.run(names, commit=self.workspace.head_sha, changed_files=[f.path for f in self.workspace.stats().files])
+        run = self.checks.run(names, commit=self.workspace.head_sha, changed_files=[f.path for f in self.change()[0].files])
+        self.changed()  # checks may write files in the workspace
         record.checks_s += self.clock() - began
         self.latest = run
         for r in run.results:
@@ -384,7 +398,7 @@ class Loop:
         return Observation(ok=True, text=redact(text + note, self.secrets, key_values=False))
 
     def do_finish(self, args: FinishInput, action: ActionRecord, record: StepRecord) -> Observation:
-        stats = self.workspace.stats()
+        stats = self.change()[0]
         if not stats.files:
             return Observation(ok=False, text="finish refused: nothing has changed yet; make the change the contract asks for")
         self.progress("phase: verifying finish")
@@ -433,6 +447,7 @@ class Loop:
         if self.narrowed:
             raise RunEnded("handed_off", f"the same failure ({key}) came back after rolling back and narrowing the scope ({self.scope_note})")
         self.workspace.rollback()
+        self.changed()
         self.latest = None
         area = self.failing_area(run)
         if area:
@@ -460,7 +475,7 @@ class Loop:
         return f"${self.cost:.4f}" if self.cost_known else "unknown (model not in the price table)"
 
     def limits_left(self) -> str:
-        b, stats = self.contract.budget, self.workspace.stats()
+        b, stats = self.contract.budget, self.change()[0]
         cost = f"${self.cost:.2f}/${b.max_cost_usd:.2f}" if self.cost_known else "unknown"
         return (
             f"steps {self.steps}/{b.max_steps}, cost {cost}, wall {(self.clock() - self.started) / 60:.1f}/{b.max_wall_minutes} min, "
@@ -470,7 +485,7 @@ class Loop:
     def check_limits(self) -> None:
         """Before every model call; the reserve leaves room for the final checks and the handoff."""
         b, keep = self.contract.budget, 1 - self.config.reserve
-        stats = self.workspace.stats()
+        stats = self.change()[0]
         reason = ""
         if self.steps >= b.max_steps:
             reason = f"the step limit ({b.max_steps}) was reached"

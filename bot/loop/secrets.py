@@ -10,14 +10,14 @@ from pathlib import Path
 from bot.redact import is_secret_file
 from bot.settings import Settings
 
-SECRET_NAME = re.compile(r"(?i)(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AIFIX_)")
+SECRET_NAME = re.compile(r"(?i)(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL)")
 MIN_SECRET = 8
 """Shorter values are too likely to be ordinary words to strip from every text."""
 _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*[\"']?([^\"'\s#]+)")
 
 
 def env_secrets(env: Mapping[str, str]) -> list[str]:
-    """Values of environment variables whose names say they are secret (and all AIFIX_ settings)."""
+    """Values of environment variables whose names say they are secret (AIFIX_ secrets come through Settings)."""
     return [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET]
 
 

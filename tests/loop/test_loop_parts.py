@@ -1,0 +1,173 @@
+"""Pieces of the loop on their own: expectations, search, the editor, secrets, the trace, and Loop policies
+run with the scripted backend in-process (real repo, real bwrap sandbox, real check runner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.checks.models import CheckResult, CheckRun
+from bot.checks.models import TestCase as Case
+from bot.contract.build import build_contract, snapshot_from_markdown
+from bot.contract.files import LocalRepoFiles
+from bot.contract.models import Budget, Scope
+from bot.loop.demo import make_repo
+from bot.loop.editor import edit
+from bot.loop.harness import SandboxChecks
+from bot.loop.loop import Loop, LoopConfig, expectation_met, signature
+from bot.loop.named_files import NamedFilesContext
+from bot.loop.records import EditInput
+from bot.loop.search import search_code
+from bot.loop.secrets import held_secrets
+from bot.loop.trace import Trace
+from bot.model.scripted import ScriptedModel, Turn, call, turn
+from bot.redact import MASK
+from bot.sandbox.select import open_sandbox
+from bot.settings import load_settings
+from bot.workspace.branch import branch_name
+from bot.workspace.gate import PatchGate
+from bot.workspace.git import Workspace
+from bot.workspace.models import DiffStats
+from loop_support import CHECK, FIX, MODEL, PLAN, config, sample_files, sample_issue
+
+
+def run_of(*results: CheckResult) -> CheckRun:
+    return CheckRun(commit="c", results=list(results))
+
+
+def result(name: str, status: str, *tests: tuple[str, str], sig: str | None = None) -> CheckResult:
+    cases = [Case(id=f"tests/test_calc.py::{t}", status=s) for t, s in tests]  # type: ignore[arg-type]
+    return CheckResult(name=name, command="x", status=status, tests=cases, signature=sig)  # type: ignore[arg-type]
+
+
+def test_expectations_are_judged_against_tests_then_checks() -> None:
+    run = run_of(result("tests", "fail", ("test_add", "pass"), ("test_total", "fail")), result("lint", "pass"))
+    assert expectation_met("tests: test_add passes", run).met
+    assert not expectation_met("tests: test_total passes", run).met
+    assert expectation_met("test_total still fails", run).met
+    assert expectation_met("lint passes", run).met
+    assert not expectation_met("everything passes", run).met
+
+
+def test_signature_names_each_failing_check() -> None:
+    run = run_of(result("tests", "fail", sig="AssertionError: x"), result("lint", "error"), result("types", "pass"))
+    assert signature(run) == "lint:error | tests:AssertionError: x"
+
+
+def test_search_code_caps_filters_and_skips_secret_files(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("\n".join(f"needle {i}" for i in range(50)))
+    (tmp_path / "b.txt").write_text("Needle here\n")
+    (tmp_path / ".env").write_text("NEEDLE=secret\n")
+    out = search_code(tmp_path, "needle", max_hits=5)
+    assert out.splitlines()[0] == "b.txt:1: Needle here"
+    assert "46 more matches not shown" in out and ".env" not in out
+    assert search_code(tmp_path, "needle", "src/**").startswith("src/a.py:1: needle 0")
+    assert search_code(tmp_path, "absent") == "no match for 'absent'"
+
+
+class Tree:
+    """A plain folder as the editor's workspace (no git needed for these commands)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.gate = PatchGate(path, Scope(), Budget())
+
+    def stats(self) -> DiffStats:
+        return DiffStats()
+
+
+def test_editor_view_insert_create_and_refusals(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("a = 1\nb = 2\n")
+    tree = Tree(tmp_path)
+    viewed = edit(tree, tree.gate, EditInput(command="view", path="m.py", view_range=[2, -1]))
+    assert viewed.ok and viewed.text == "     2\tb = 2"
+    inserted = edit(tree, tree.gate, EditInput(command="insert", path="m.py", insert_line=1, insert_text="c = 3"))
+    assert inserted.ok and (tmp_path / "m.py").read_text() == "a = 1\nc = 3\nb = 2\n"
+    created = edit(tree, tree.gate, EditInput(command="create", path="pkg/new.py", file_text="x = 1\n"))
+    assert created.ok and (tmp_path / "pkg" / "new.py").read_text() == "x = 1\n"
+    twice = edit(tree, tree.gate, EditInput(command="str_replace", path="m.py", old_str=" = ", new_str="="))
+    assert not twice.ok and "3 matches" in twice.text
+    missing = edit(tree, tree.gate, EditInput(command="view", path="nope.py"))
+    assert not missing.ok and "does not exist" in missing.text
+
+
+def test_held_secrets_cover_settings_environment_and_repo_files(tmp_path: Path) -> None:
+    (tmp_path / ".env.local").write_text("export DB_PASSWORD='hunter2-long-value'\nSHORT=x\n")
+    (tmp_path / "key.pem").write_text("-----BEGIN PRIVATE KEY-----\nMIIEabcdefgh\n-----END PRIVATE KEY-----\n")
+    settings = load_settings(admin_token="admin-token-value-1")
+    env = {"GITHUB_TOKEN": "ghp_envtokenvalue", "HOME": "/root", "AIFIX_WEBHOOK_SECRET": "hook-secret-9", "AIFIX_WORK_DIR": "/srv/ai-fix-work"}
+    held = held_secrets(settings, env, tmp_path)
+    for value in ("admin-token-value-1", "ghp_envtokenvalue", "hook-secret-9", "hunter2-long-value"):
+        assert value in held
+    assert any("MIIEabcdefgh" in v for v in held) and "/root" not in held and "/srv/ai-fix-work" not in held
+
+
+def test_trace_is_redacted_and_appended_line_by_line(tmp_path: Path) -> None:
+    trace = Trace(tmp_path / "t" / "trace.jsonl", ["s3cr3t-value-123"])
+    trace.append(CheckRun(commit="one", results=[]))
+    trace.append(CheckRun(commit="leaked s3cr3t-value-123 here", results=[]))
+    lines = (tmp_path / "t" / "trace.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["commit"] == "one"
+    assert json.loads(lines[1])["commit"] == f"leaked {MASK} here"
+
+
+@pytest.fixture
+def loop_parts(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A real workspace, bwrap sandbox and check runner over the sample repo; yields a Loop factory."""
+    repo = make_repo(tmp_path / "repo", sample_files(**{".github/ai-fix.yml": config()}))
+    files = LocalRepoFiles(repo)
+    contract = build_contract(snapshot_from_markdown(sample_issue(), str(repo)), files)
+    workspace = Workspace.local(repo, tmp_path / "jobs", branch=branch_name(None, contract.title), ref=files.commit)
+    sandbox = open_sandbox("bwrap", workspace.path, contract.sandbox)
+
+    def make(script: list[Turn], **cfg: int) -> tuple[Loop, ScriptedModel]:
+        model = ScriptedModel(script)
+        loop = Loop(
+            contract, model, workspace, SandboxChecks(sandbox, contract, []), NamedFilesContext(workspace.path),
+            Trace(tmp_path / "trace.jsonl", []), LoopConfig(model=MODEL, small_model="claude-3-5-haiku", **cfg),
+        )
+        return loop, model
+
+    yield make
+    sandbox.close()
+    workspace.remove()
+
+
+def test_history_is_compressed_by_the_small_model_and_the_stable_layer_never_changes(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    views = [turn(f"look {i}", call("search_code", query=f"value{i}")) for i in range(6)]
+    loop, model = loop_parts([turn("plan", PLAN), *views, turn("fix", FIX, CHECK), turn("done", call("finish", summary="s"))], history_tokens=10)
+    loop.conclusions += [f"earlier finding number {i}. Details follow" for i in range(6)]
+    result = loop.run()
+    assert result.outcome == "accepted"
+    compress = [r for r in model.requests if r.purpose == "compress"]
+    assert compress and compress[0].model == "claude-3-5-haiku" and compress[0].tools == []
+    steps = [r for r in model.requests if r.purpose == "step"]
+    assert len({r.system for r in steps}) == 1 and all(r.model == MODEL for r in steps)
+    assert "(earlier) earlier finding number 0" in steps[-1].messages[0]["content"]
+
+
+def test_ask_human_hands_off_with_the_question(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    loop, _ = loop_parts([turn("?", call("ask_human", question="Should add() accept strings?", reason="the issue is silent"))])
+    result = loop.run()
+    assert result.outcome == "handed_off" and result.handoff.question == "Should add() accept strings?"
+    assert result.steps == 1 and result.diff.files == []
+
+
+def test_a_plan_outside_the_scope_is_refused_and_asked_again(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    bad_plan = call("plan", steps=[{"do": "edit CI", "done_when": "green"}], impact=[".github/workflows/ci.yml"])
+    loop, model = loop_parts([turn("p", bad_plan), turn("p", call("str_replace_based_edit_tool", command="view", path="calc.py")), turn("p", PLAN), turn("f", FIX, CHECK), turn("d", call("finish", summary="s"))])
+    result = loop.run()
+    assert result.outcome == "accepted"
+    assert [r.tool_choice for r in model.requests[:3]] == [{"type": "tool", "name": "plan"}] * 3
+    assert result.plan is not None and result.plan.impact == ["calc.py"]
+
+
+def test_an_incomplete_contract_needs_clarification_without_running_anything(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    loop, model = loop_parts([])
+    loop.contract = loop.contract.model_copy(update={"status": "needs_clarification", "missing": ["acceptance criteria"]})
+    result = loop.run()
+    assert result.outcome == "needs_clarification" and "acceptance criteria" in result.reason
+    assert model.requests == [] and result.baseline is None
