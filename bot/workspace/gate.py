@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from bot.contract.globs import glob_match, normalize_path
 from bot.contract.models import ALWAYS_DENIED, Budget, Scope
-from bot.errors import AiFixError
+from bot.errors import AiFixError, PolicyViolation
 from bot.workspace.models import DiffStats, FileChange, GateDecision
 
 if TYPE_CHECKING:
@@ -37,36 +37,38 @@ BaseReader = Callable[[str], bytes | None]
 _SYMLINK, _SUBMODULE, _EXECUTABLE = "120000", "160000", "100755"
 
 
-class _Refused(Exception):
+class GateRefusal(PolicyViolation):
+    """A path or write the gate will not allow; `reason` is written for the model."""
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
 
 
 def canonical_path(raw: str) -> str:
-    """The workspace-relative form `a/b/c` of a path the model gave, or _Refused with the reason."""
+    """The workspace-relative form `a/b/c` of a path the model gave, or GateRefusal with the reason."""
     if not isinstance(raw, str) or not raw.strip():
-        raise _Refused("empty path: give a file path relative to the repository root, e.g. 'src/app.py'")
+        raise GateRefusal("empty path: give a file path relative to the repository root, e.g. 'src/app.py'")
     try:
         raw.encode("utf-8")
     except UnicodeEncodeError:
-        raise _Refused("path is not valid text: give a plain file path relative to the repository root") from None
+        raise GateRefusal("path is not valid text: give a plain file path relative to the repository root") from None
     if any(unicodedata.category(ch) == "Cc" for ch in raw):
-        raise _Refused("path contains a control character (NUL, newline, tab, ...): give a plain file path")
+        raise GateRefusal("path contains a control character (NUL, newline, tab, ...): give a plain file path")
     if "\\" in raw:
-        raise _Refused("path contains a backslash: use '/' between directories, relative to the repository root")
+        raise GateRefusal("path contains a backslash: use '/' between directories, relative to the repository root")
     if raw.startswith("/"):
-        raise _Refused(
+        raise GateRefusal(
             f"absolute paths are not allowed ({raw!r}): give the path relative to the repository root, e.g. 'src/app.py'"
         )
     rel = normalize_path(raw)
     if rel is None:
         if ".." in raw.split("/"):
-            raise _Refused(f"path escapes the workspace: '..' is not allowed in {raw!r}; give the path from the repository root")
-        raise _Refused(f"{raw!r} is the repository root, not a file: give a file path")
+            raise GateRefusal(f"path escapes the workspace: '..' is not allowed in {raw!r}; give the path from the repository root")
+        raise GateRefusal(f"{raw!r} is the repository root, not a file: give a file path")
     for part in rel.split("/"):
         if _looks_like_dotgit(part):
-            raise _Refused(f"{raw!r} is inside git's own directory ('{part}'); ai-fix never changes git internals")
+            raise GateRefusal(f"{raw!r} is inside git's own directory ('{part}'); ai-fix never changes git internals")
     return rel
 
 
@@ -143,7 +145,7 @@ class PatchGate:
             rel = canonical_path(path)
             self._check_scope(rel)
             self._check_on_disk(rel)
-        except _Refused as refusal:
+        except GateRefusal as refusal:
             return GateDecision(allowed=False, path=path if isinstance(path, str) else repr(path), reason=refusal.reason)
         return GateDecision(allowed=True, path=rel)
 
@@ -156,14 +158,14 @@ class PatchGate:
         try:
             data = _as_bytes(content)
             if len(data) > self.max_file_bytes:
-                raise _Refused(
+                raise GateRefusal(
                     f"{rel}: {len(data)} bytes is over the {self.max_file_bytes}-byte limit for one file; "
                     "write a smaller file or split it"
                 )
             if is_binary(data):
-                raise _Refused(f"{rel}: binary content is refused; ai-fix only writes text (UTF-8, no NUL bytes)")
+                raise GateRefusal(f"{rel}: binary content is refused; ai-fix only writes text (UTF-8, no NUL bytes)")
             self._check_budget(rel, data, current)
-        except _Refused as refusal:
+        except GateRefusal as refusal:
             return GateDecision(allowed=False, path=rel, reason=refusal.reason)
         return decision
 
@@ -187,7 +189,7 @@ class PatchGate:
             # A deleted file has nothing on disk to inspect; only the path and scope rules apply.
             try:
                 self._check_scope(canonical_path(change.path))
-            except _Refused as refusal:
+            except GateRefusal as refusal:
                 return GateDecision(allowed=False, path=change.path, reason=refusal.reason)
             return None
         if not decision.allowed:
@@ -216,10 +218,10 @@ class PatchGate:
         ):
             for glob in rules:
                 if glob_match(rel, glob, case_sensitive=False) or glob_match(folded, _folded(glob), case_sensitive=False):
-                    raise _Refused(refusal.format(rel=rel, glob=glob))
+                    raise GateRefusal(refusal.format(rel=rel, glob=glob))
         if not any(glob_match(rel, glob) for glob in self.scope.allow):
             allowed = ", ".join(repr(g) for g in self.scope.allow) or "nothing"
-            raise _Refused(f"{rel} is outside the task's scope (allowed: {allowed}); change files inside it")
+            raise GateRefusal(f"{rel} is outside the task's scope (allowed: {allowed}); change files inside it")
 
     def _check_on_disk(self, rel: str) -> None:
         """No symlink anywhere on the path, directories where directories are expected, a regular file at the end."""
@@ -233,21 +235,21 @@ class PatchGate:
             except FileNotFoundError:
                 break  # the rest will be created by the write
             except NotADirectoryError:
-                raise _Refused(f"{rel}: a parent of it is a file, not a directory") from None
+                raise GateRefusal(f"{rel}: a parent of it is a file, not a directory") from None
             except OSError as exc:
-                raise _Refused(f"{rel}: {exc.strerror}; give a shorter or plainer path") from None
+                raise GateRefusal(f"{rel}: {exc.strerror}; give a shorter or plainer path") from None
             if stat.S_ISLNK(mode):
-                raise _Refused(
+                raise GateRefusal(
                     f"{rel}: '{shown}' is a symbolic link; ai-fix neither follows nor creates symlinks, "
                     "so edit the file at its real path inside the repository"
                 )
             if depth < len(parts) and not stat.S_ISDIR(mode):
-                raise _Refused(f"{rel}: '{shown}' is a file, not a directory")
+                raise GateRefusal(f"{rel}: '{shown}' is a file, not a directory")
             if depth == len(parts) and not stat.S_ISREG(mode):
-                raise _Refused(f"{rel} is a directory or special file, not a regular file: give a file path")
+                raise GateRefusal(f"{rel} is a directory or special file, not a regular file: give a file path")
         # With no symlink on the path this holds already; checked again so a mistake above cannot escape.
         if not Path(os.path.realpath(self.root / rel)).is_relative_to(self.root):
-            raise _Refused(f"path escapes the workspace: {rel}")
+            raise GateRefusal(f"path escapes the workspace: {rel}")
 
     def _check_budget(self, rel: str, data: bytes, current: DiffStats) -> None:
         others = [f for f in current.files if f.path != rel]
@@ -265,9 +267,9 @@ class PatchGate:
         files = len(others) + int(touched)
         lines = sum(f.added + f.removed for f in others) + added + removed
         if files > self.budget.max_files_changed:
-            raise _Refused(self._too_many_files(files))
+            raise GateRefusal(self._too_many_files(files))
         if lines > self.budget.max_lines_changed:
-            raise _Refused(self._too_many_lines(lines))
+            raise GateRefusal(self._too_many_lines(lines))
 
     def _too_many_files(self, files: int) -> str:
         return (
@@ -295,7 +297,7 @@ def _as_bytes(content: bytes | str) -> bytes:
     try:
         return content.encode("utf-8")
     except UnicodeEncodeError:
-        raise _Refused("content is not valid text (unpaired surrogate characters); write UTF-8 text") from None
+        raise GateRefusal("content is not valid text (unpaired surrogate characters); write UTF-8 text") from None
 
 
 def _open_parent(root: Path, parts: list[str], *, create: bool) -> int:
@@ -348,7 +350,7 @@ def _write_nofollow(root: Path, rel: str, data: bytes) -> None:
             pass
         else:
             if not stat.S_ISREG(st.st_mode):
-                raise _Refused(f"{rel} is no longer a regular file; nothing was written")
+                raise GateRefusal(f"{rel} is no longer a regular file; nothing was written")
             mode = stat.S_IMODE(st.st_mode)
         tmp = f".ai-fix-{secrets.token_hex(6)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
@@ -378,7 +380,7 @@ def apply_write(
         return decision
     try:
         _write_nofollow(root, decision.path, _as_bytes(content))
-    except _Refused as refusal:
+    except GateRefusal as refusal:
         return GateDecision(allowed=False, path=decision.path, reason=refusal.reason)
     except OSError as exc:
         # ELOOP/ENOTDIR here means a symlink or file appeared on the path after the check.

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from bot.contract.globs import glob_match
 from bot.contract.models import ALWAYS_DENIED, Budget, Scope
-from bot.errors import AiFixError
-from bot.workspace.gate import MAX_FILE_BYTES, PatchGate, apply_write, line_counts
+from bot.errors import AiFixError, PolicyViolation
+from bot.workspace.gate import MAX_FILE_BYTES, GateRefusal, PatchGate, apply_write, canonical_path, line_counts
 from bot.workspace.models import DiffStats, FileChange
 
 
@@ -102,6 +102,10 @@ def test_absolute_path_into_the_prefix_twin_is_refused(root: Path) -> None:
 def test_canonical_form(root: Path) -> None:
     decision = gate_for(root).check_path("./src//a.py")
     assert decision.allowed and decision.path == "src/a.py"
+    assert canonical_path("src/./new/") == "src/new"
+    with pytest.raises(PolicyViolation) as caught:
+        canonical_path("a/../../b")
+    assert isinstance(caught.value, GateRefusal) and "escapes the workspace" in caught.value.reason
 
 
 def test_writing_through_symlinks_never_touches_their_targets(root: Path) -> None:
