@@ -67,7 +67,7 @@ def _digest(text: str, workdir: str, changed_files: Collection[str]) -> list[str
         if frame.path in changed and frame not in seen:
             seen.add(frame)
             out.append(f"frame in a changed file: {_frame(frame)}")
-    return list(dict.fromkeys(out))
+    return out
 
 
 def _error_lines(text: str) -> list[str]:

@@ -1,0 +1,1 @@
+from support_sandbox.fixtures import kind, sandbox  # noqa: F401
