@@ -3,6 +3,9 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -85,6 +88,42 @@ def test_auth_env_scopes_the_header_to_the_remote_host(tmp_path: Path) -> None:
 
     assert header_for("https://github.com/octo/demo.git") == env["GIT_CONFIG_VALUE_0"]
     assert header_for("https://evil.example/octo/demo.git") == ""
+
+
+@pytest.fixture
+def header_recorder() -> Iterator[tuple[str, list[str]]]:
+    """A loopback HTTP server that records the Authorization header of each request and answers 404."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization", ""))
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/octo/demo.git", seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_git_sends_the_header_over_the_wire_only_to_that_host(tmp_path: Path, header_recorder: tuple[str, list[str]]) -> None:
+    url, seen = header_recorder
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    clean.update(GIT_TERMINAL_PROMPT="0")
+
+    def ls_remote(env: dict[str, str]) -> None:
+        subprocess.run(["git", "ls-remote", url], env={**clean, **env}, capture_output=True, cwd=tmp_path, timeout=30)
+
+    ls_remote(auth_env(TOKEN, url))
+    ls_remote(auth_env(TOKEN, "http://localhost:1/other.git"))  # a header for another host stays home
+    assert seen[0] == auth_env(TOKEN, url)["GIT_CONFIG_VALUE_0"].removeprefix("Authorization: ")
+    assert seen[1:] and all(header == "" for header in seen[1:])
 
 
 @pytest.mark.parametrize(
