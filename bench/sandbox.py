@@ -1,0 +1,95 @@
+"""Per-command overhead of the sandbox backends against a bare subprocess of the same command.
+
+    .venv/bin/python bench/sandbox.py [--runs 30] [--command true]
+
+Prints the median wall time per command for: a bare subprocess, the `none` backend, bwrap, a warm
+podman container (the job's container already up: what every check after the first pays), a plain
+`podman exec` per command (what the warm path avoids), and a cold container (run + exec + remove).
+Goal: the default backend's per-check overhead once the job's container is up stays under 20 ms.
+The podman image is the test image (built locally on first use, see tests/support_sandbox).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from bot.sandbox.container import engine_command, engine_env  # noqa: E402
+from bot.sandbox.select import open_sandbox  # noqa: E402
+from support_sandbox import image_config, inside_env, open_test_sandbox, python_paths, skip_reason  # noqa: E402
+
+GOAL_MS = 20.0
+
+
+def median_ms(fn: Callable[[], object], runs: int) -> float:
+    fn()  # warm-up: page cache, first-use costs
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--command", default="true")
+    args = parser.parse_args()
+    command, runs = args.command, args.runs
+    workspace = Path(tempfile.mkdtemp(prefix="ai-fix-bench-"))
+    rows: list[tuple[str, float]] = []
+
+    rows.append(("bare subprocess (sh -c)", median_ms(lambda: subprocess.run(["sh", "-c", command], check=True), runs)))
+
+    none = open_sandbox("none", workspace, image_config(), env=inside_env())
+    rows.append(("none backend", median_ms(lambda: none.exec(command, timeout=30), runs)))
+    none.close()
+
+    if reason := skip_reason("bwrap"):
+        print(f"bwrap skipped: {reason}")
+    else:
+        bwrap = open_test_sandbox("bwrap", workspace)
+        rows.append(("bwrap (one bwrap per command)", median_ms(lambda: bwrap.exec(command, timeout=30), runs)))
+        bwrap.close()
+
+    if reason := skip_reason("podman"):
+        print(f"podman skipped: {reason}")
+    else:
+        warm = open_test_sandbox("podman", workspace)
+        rows.append(("podman warm (job container up)", median_ms(lambda: warm.exec(command, timeout=30), runs)))
+        container = warm.container  # type: ignore[attr-defined]
+        plain = [*engine_command("podman"), "exec", container, "sh", "-c", command]
+        rows.append(("podman exec per command", median_ms(lambda: subprocess.run(plain, env=engine_env("podman"), check=True), max(runs // 3, 5))))
+        warm.close()
+
+        def cold() -> None:
+            box = open_sandbox("podman", workspace, image_config(), env=inside_env(), ro_paths=[Path("/usr"), *python_paths()])
+            box.exec(command, timeout=30)
+            box.close()
+
+        rows.append(("podman cold (run + exec + rm)", median_ms(cold, max(runs // 6, 3))))
+
+    bare = rows[0][1]
+    print(f"command: {command!r}, runs: {runs}")
+    print(f"{'backend':34} {'median ms':>10} {'overhead ms':>12} {'ratio':>8}")
+    for name, ms in rows:
+        print(f"{name:34} {ms:10.1f} {ms - bare:12.1f} {ms / bare:8.1f}x")
+    warm_row = next((ms for name, ms in rows if name.startswith("podman warm")), None)
+    if warm_row is not None:
+        verdict = "meets" if warm_row - bare < GOAL_MS else "misses"
+        print(f"default backend (podman, warm) overhead {warm_row - bare:.1f} ms: {verdict} the {GOAL_MS:.0f} ms goal")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
