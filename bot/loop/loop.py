@@ -7,6 +7,7 @@ running every contract check. Each step is appended to the trace as it happens.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -192,6 +193,13 @@ class Loop:
             return self.conclude(end)
         except AiFixError as exc:
             return self.conclude(RunEnded("failed", f"{type(exc).__name__}: {exc}"))
+        except BaseException as exc:
+            # A crash or an interruption (Ctrl-C, /agent stop) still leaves the edits on the branch and the end in the trace.
+            with contextlib.suppress(Exception):
+                if self.environment_ok:
+                    self.save_work()
+                self.trace.append(EndRecord(outcome="failed", reason=f"interrupted: {type(exc).__name__}: {exc}", steps=self.steps, head_sha=self.workspace.head_sha))
+            raise
 
     def start(self) -> None:
         self.trace.append(
@@ -345,6 +353,10 @@ class Loop:
             elif isinstance(args, AskHumanInput):
                 action.observation = Observation(ok=True, text="handed to a human")
                 raise RunEnded("handed_off", f"the model asked for help: {args.reason or args.question}", question=args.question)
+        except RunEnded as end:
+            if not action.observation.text:
+                action.observation = Observation(ok=True, text=f"the run ends: {end.reason}")
+            raise
         finally:
             if not action.observation.ok and action.decision == "executed":
                 action.decision = "refused"
@@ -403,7 +415,7 @@ class Loop:
             return Observation(ok=False, text="finish refused: nothing has changed yet; make the change the contract asks for")
         self.progress("phase: verifying finish")
         run = action.checks = self.run_checks(None, record)
-        violations = self.gate.violations(stats)
+        violations = self.gate.violations(self.change()[0])  # after the checks: they may have written files
         if run.passed and not violations:
             self.final, self.summary, self.risks = run, args.summary, args.risks
             action.observation = Observation(ok=True, text="verified: every contract check passes")

@@ -171,3 +171,23 @@ def test_an_incomplete_contract_needs_clarification_without_running_anything(loo
     result = loop.run()
     assert result.outcome == "needs_clarification" and "acceptance criteria" in result.reason
     assert model.requests == [] and result.baseline is None
+
+
+class Interrupted(Exception):
+    """Stands in for Ctrl-C or `/agent stop` raised from the progress callback."""
+
+
+def test_an_interruption_keeps_the_edits_on_the_branch_and_ends_the_trace(loop_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    loop, _ = loop_parts([turn("plan", PLAN), turn("fix", FIX, CHECK)])
+
+    def progress(line: str) -> None:
+        if line.startswith("edit:"):
+            raise Interrupted("stop requested")
+
+    loop.progress = progress
+    with pytest.raises(Interrupted):
+        loop.run()
+    ws = loop.workspace
+    assert ws.head_sha != ws.base_sha and "return a + b" in (ws.path / "calc.py").read_text()
+    last = json.loads((tmp_path / "trace.jsonl").read_text().splitlines()[-1])
+    assert last["kind"] == "end" and last["reason"] == "interrupted: Interrupted: stop requested"
