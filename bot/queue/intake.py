@@ -73,7 +73,6 @@ def apply_delivery(store: Store, conn: sqlite3.Connection, item: Incoming) -> Ac
         return Ack("duplicate", "this delivery was received before")
     if isinstance(decision, Triggered):
         job_id, outcome = store.enqueue(conn, decision.trigger, item.received_at)
-        conn.execute("UPDATE deliveries SET outcome = ?, job_id = ? WHERE id = ?", (outcome, job_id, event.delivery_id))
         return Ack(outcome, job_id=job_id)
     if isinstance(decision, InstallationChange):
         _apply_installation(store, conn, decision, item.received_at)
@@ -81,17 +80,20 @@ def apply_delivery(store: Store, conn: sqlite3.Connection, item: Incoming) -> Ac
 
 
 def apply_batch(store: Store, items: list[Incoming]) -> list[Ack | Exception]:
-    """One transaction for the batch; a delivery that fails alone is rolled back alone (savepoint)."""
+    """One transaction for the batch. If it fails, each delivery is tried alone so one bad one sinks only itself."""
+    try:
+        with store.transaction() as conn:
+            return [apply_delivery(store, conn, item) for item in items]
+    except sqlite3.Error:
+        if len(items) == 1:
+            raise
     results: list[Ack | Exception] = []
-    with store.transaction() as conn:
-        for item in items:
-            conn.execute("SAVEPOINT delivery")
-            try:
+    for item in items:
+        try:
+            with store.transaction() as conn:
                 results.append(apply_delivery(store, conn, item))
-            except sqlite3.Error as exc:
-                conn.execute("ROLLBACK TO delivery")
-                results.append(StoreUnavailable(f"could not store delivery {item.event.delivery_id}: {exc}"))
-            conn.execute("RELEASE delivery")
+        except (sqlite3.Error, StoreUnavailable) as exc:
+            results.append(StoreUnavailable(f"could not store delivery {item.event.delivery_id}: {exc}"))
     return results
 
 
@@ -103,26 +105,41 @@ class IntakeWriter:
         self.max_batch = max_batch
         self._queue: queue.SimpleQueue[tuple[Incoming, concurrent.futures.Future[Ack]] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="ai-fix-intake-writer", daemon=True)
-        self._stopped = False
+        self._checkpointer = threading.Thread(target=self._checkpoints, name="ai-fix-wal-checkpoint", daemon=True)
+        self._stopped = threading.Event()
 
     def start(self) -> None:
         self._thread.start()
+        self._checkpointer.start()
 
     def stop(self) -> None:
-        if not self._stopped:
-            self._stopped = True
+        if not self._stopped.is_set():
+            self._stopped.set()
             self._queue.put(None)
             self._thread.join(timeout=10)
+            self._checkpointer.join(timeout=10)
+
+    def _checkpoints(self, every: float = 1.0) -> None:
+        # A checkpoint inside the writer's commit would stall every acknowledgement waiting on it.
+        while not self._stopped.wait(every):
+            try:
+                self.store.checkpoint()
+            except StoreUnavailable as exc:
+                log.warning("%s", exc)
 
     def submit(self, item: Incoming) -> concurrent.futures.Future[Ack]:
         future: concurrent.futures.Future[Ack] = concurrent.futures.Future()
-        if self._stopped or not self._thread.is_alive():
+        if self._stopped.is_set() or not self._thread.is_alive():
             future.set_exception(StoreUnavailable("the intake writer is not running; the server is shutting down"))
             return future
         self._queue.put((item, future))
         return future
 
     def _run(self) -> None:
+        try:
+            self.store.connection().execute("PRAGMA wal_autocheckpoint=0")
+        except Exception as exc:  # noqa: BLE001 - the store may be down at start; commits will report it
+            log.warning("intake writer could not configure its connection: %s", exc)
         while True:
             first = self._queue.get()
             if first is None:

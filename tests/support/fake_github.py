@@ -14,6 +14,7 @@ for the three reads not in the subset, from the webhook fixtures' issue and pull
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import secrets
@@ -53,6 +54,8 @@ def _nullable(schema: Any) -> Any:
         return schema
     out = {k: _nullable(v) for k, v in schema.items() if k != "nullable"}
     if schema.get("nullable"):
+        if "enum" in out and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
         if isinstance(out.get("type"), str):
             out["type"] = [out["type"], "null"]
         else:
@@ -120,6 +123,12 @@ def load_operations() -> dict[str, Operation]:
     return ops
 
 
+@functools.cache
+def _app_key() -> rsa.RSAPrivateKey:
+    """One App key per test session: generating RSA keys is slow."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
 @dataclass
 class Call:
     """One request as the fake saw it."""
@@ -163,7 +172,7 @@ class FakeGitHub:
     tokens: dict[str, Token] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        key = _app_key()
         self.private_key_pem = key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         ).decode()

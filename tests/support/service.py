@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from bot.github.client import GitHubApp
 from bot.github.retry import RetryPolicy
 from bot.intake.app import create_app
+from bot.queue.models import Job
 from bot.queue.pipeline import Pipeline
 from bot.queue.store import Store
 from bot.queue.worker import WorkerConfig
@@ -44,6 +46,7 @@ def make_settings(tmp_path: Path, fake: FakeGitHub, **overrides: object) -> Sett
         "database_url": f"sqlite:///{tmp_path / 'ai-fix.db'}",
         "github_api_url": fake.base_url,
         "workers": 2,
+        "work_dir": tmp_path / "work",
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
@@ -70,10 +73,13 @@ def start_service(tmp_path: Path, fake_github: FakeGitHub) -> Iterator[object]:
     """Call it to run a real server (uvicorn on loopback) with workers; options pass to create_app."""
     stack: list[object] = []
 
-    def start(*, pipeline: Pipeline | None = None, workers: bool = True, config: WorkerConfig = FAST,
-              store: Store | None = None, **settings_overrides: object) -> Service:
+    def start(*, pipeline: Pipeline | Callable[[Settings], Pipeline] | None = None, workers: bool = True,
+              config: WorkerConfig = FAST, busy_timeout: float = 5.0, **settings_overrides: object) -> Service:
+        """`pipeline`: an instance, or a class/factory taking the settings (like AIFIX_PIPELINE)."""
         settings = make_settings(tmp_path, fake_github, **settings_overrides)
-        store = store or Store.from_url(settings.database_url)
+        if isinstance(pipeline, type) or (pipeline is not None and not hasattr(pipeline, "run")):
+            pipeline = pipeline(settings)  # type: ignore[operator]
+        store = Store.from_url(settings.database_url, busy_timeout=busy_timeout)
         app = create_app(settings, store=store, github=github_for(settings) if workers else None, pipeline=pipeline,
                          worker_config=config)
         server = serve(app)
@@ -87,3 +93,25 @@ def start_service(tmp_path: Path, fake_github: FakeGitHub) -> Iterator[object]:
         client.close()
         server.__exit__(None, None, None)
         store.close()
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 10.0, interval: float = 0.01) -> object:
+    """Poll `predicate()` until it returns something truthy; fail the test after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)
+
+
+def settled(store: Store, job_id: int, timeout: float = 10.0) -> Job:
+    """The job once it has left queued/running."""
+
+    def done() -> Job | None:
+        job = store.get_job(job_id)
+        return job if job is not None and job.status not in ("queued", "running") else None
+
+    return wait_until(done, timeout)  # type: ignore[return-value]

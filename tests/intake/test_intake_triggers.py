@@ -1,0 +1,159 @@
+"""The trigger rules as pure functions over recorded payloads (no HTTP, no signing)."""
+
+import json
+
+import pytest
+
+from bot.intake.events import Event, MalformedDelivery, parse_event
+from bot.intake.triggers import Ignored, InstallationChange, Ping, Triggered, decide
+from tests.support.fake_github import load_payload
+from tests.support.webhooks import labeled, pr_comment, review_comment, review_submitted
+
+APP_ID = 4242
+
+
+def run(name: str, payload: dict) -> object:
+    return decide(Event(name=name, delivery_id="d-1", payload=payload), trigger_label="ai-fix", app_id=APP_ID)
+
+
+def test_labeled_with_the_trigger_label_is_an_issue_trigger():
+    decision = run("issues", labeled(7))
+    assert isinstance(decision, Triggered)
+    t = decision.trigger
+    assert (t.kind, t.repo, t.number, t.installation_id, t.sender) == ("issue", "Codertocat/Hello-World", 7, 1, "Codertocat")
+    assert t.clone_url == "https://github.com/Codertocat/Hello-World.git" and t.default_branch == "master"
+    assert t.delivery_id == "d-1"
+
+
+def test_the_label_compares_case_insensitively_like_github():
+    assert isinstance(run("issues", labeled(label="AI-Fix")), Triggered)
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (labeled(label="bug"), "not the trigger label"),
+        (labeled(sender="dependabot[bot]", sender_type="Bot"), "bots never trigger"),
+        (labeled(sender="ai-fix[bot]", sender_type="Bot"), "bots never trigger"),
+        (labeled(installation=None), "no installation id"),
+    ],
+)
+def test_labeled_refusals(payload, reason):
+    decision = run("issues", payload)
+    assert isinstance(decision, Ignored) and reason in decision.reason
+
+
+def test_a_closed_issue_and_other_issue_actions_are_not_triggers():
+    closed = labeled()
+    closed["issue"]["state"] = "closed"
+    assert "closed" in run("issues", closed).reason
+    opened = load_payload("issues/opened")
+    assert isinstance(run("issues", opened), Ignored)
+
+
+def test_retry_on_an_ai_fix_pr_carries_its_feedback():
+    decision = run("issue_comment", pr_comment("/agent retry\nKeep the public API unchanged."))
+    assert isinstance(decision, Triggered)
+    t = decision.trigger
+    assert (t.kind, t.number, t.feedback) == ("retry", 2, "Keep the public API unchanged.")
+    assert t.comment_id == load_payload("issue_comment/created")["comment"]["id"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (pr_comment("/agent retry", pr_author_type="User"), "only on a pull request opened by ai-fix"),
+        (pr_comment("/agent retry", pr_body="Fixes #1 (no marker)"), "only on a pull request opened by ai-fix"),
+        (pr_comment("/agent retry", on_pr=False), "only on a pull request opened by ai-fix"),
+        (pr_comment("```\n/agent retry\n```"), "no /agent command"),
+        (pr_comment("> /agent retry\n\nquoting the docs"), "no /agent command"),
+        (pr_comment("/agent retry", sender="ai-fix[bot]", sender_type="Bot"), "bots never trigger"),
+        (pr_comment("Looks good to me"), "no /agent command"),
+    ],
+)
+def test_retry_refusals(payload, reason):
+    decision = run("issue_comment", payload)
+    assert isinstance(decision, Ignored) and reason in decision.reason
+
+
+def test_a_pr_opened_by_another_app_with_our_marker_is_not_ours():
+    payload = pr_comment("/agent retry")
+    payload["issue"]["performed_via_github_app"] = {"id": 999}
+    assert isinstance(run("issue_comment", payload), Ignored)
+    payload["issue"]["performed_via_github_app"] = {"id": APP_ID}
+    assert isinstance(run("issue_comment", payload), Triggered)
+
+
+@pytest.mark.parametrize("name", ["stop", "help"])
+def test_stop_and_help_work_on_issues_and_prs(name):
+    for payload in (pr_comment(f"/agent {name}"), pr_comment(f"/agent {name}", on_pr=False, pr_author_type="User")):
+        decision = run("issue_comment", payload)
+        assert isinstance(decision, Triggered) and decision.trigger.kind == name and decision.trigger.number == 2
+
+
+def test_edited_comments_do_not_trigger():
+    payload = pr_comment("/agent retry")
+    payload["action"] = "edited"
+    assert isinstance(run("issue_comment", payload), Ignored)
+
+
+@pytest.mark.parametrize(
+    ("state", "body", "triggers"),
+    [
+        ("changes_requested", "", True),
+        ("changes_requested", "Please handle None.", True),
+        ("commented", "Please rename this.", True),
+        ("commented", "", False),
+        ("commented", None, False),
+        ("approved", "LGTM", False),
+    ],
+)
+def test_submitted_reviews(state, body, triggers):
+    decision = run("pull_request_review", review_submitted(state, body))
+    assert isinstance(decision, Triggered) is triggers
+    if triggers:
+        t = decision.trigger
+        assert (t.kind, t.number, t.review_id, t.feedback) == ("review", 2, 237895671, body)
+
+
+def test_review_on_someone_elses_pr_is_ignored():
+    payload = review_submitted()
+    payload["pull_request"]["user"]["type"] = "User"
+    assert "not opened by ai-fix" in run("pull_request_review", payload).reason
+
+
+def test_review_comment_is_a_review_trigger_keyed_by_its_review():
+    decision = run("pull_request_review_comment", review_comment(review_id=55, comment_id=66))
+    assert isinstance(decision, Triggered)
+    assert (decision.trigger.kind, decision.trigger.review_id, decision.trigger.comment_id) == ("review", 55, 66)
+
+
+def test_installation_events():
+    created = run("installation", load_payload("installation/created"))
+    assert isinstance(created, InstallationChange) and created.action == "created" and not created.stops_work
+    assert created.repos_added == ["Codertocat/Hello-World"]
+    for name in ("installation/deleted", "installation/suspend"):
+        decision = run("installation", load_payload(name))
+        assert isinstance(decision, InstallationChange) and decision.stops_work
+    removed = run("installation_repositories", load_payload("installation_repositories/removed"))
+    assert removed.repos_removed == ["octocat/Hello-World"]
+
+
+def test_ping_and_unknown_events():
+    assert isinstance(run("ping", load_payload("ping/event")), Ping)
+    push = run("push", load_payload("push/event"))
+    assert isinstance(push, Ignored) and "'push' is not handled" in push.reason
+
+
+def test_parse_event_needs_headers_and_a_json_object():
+    headers = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": "abc"}
+    assert parse_event(headers, json.dumps({"zen": "x"}).encode()).payload == {"zen": "x"}
+    for bad_headers, body in (
+        ({"X-GitHub-Delivery": "abc"}, b"{}"),
+        ({"X-GitHub-Event": "ping"}, b"{}"),
+        (headers, b"{not json"),
+        (headers, b"[1, 2]"),
+        (headers, b"\xff\xfe"),
+    ):
+        with pytest.raises(MalformedDelivery):
+            parse_event(bad_headers, body)

@@ -1,0 +1,55 @@
+"""Pipelines for tests, loadable by name (AIFIX_PIPELINE=tests.support.pipelines:Gate) in another process too.
+
+They coordinate with the test through files in `settings.work_dir`, which works across processes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from bot.queue.pipeline import JobContext, JobOutcome
+from bot.settings import Settings
+from bot.snapshot import Snapshot
+
+
+class Gate:
+    """Writes `started-<job>`, then checkpoints every 20 ms until `release-<job>` (or `release-all`) exists."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.dir = Path(settings.work_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        (self.dir / f"started-{ctx.job_id}").write_text(f"{os.getpid()} attempt={ctx.attempt} step={ctx.state.get('step', 0)}")
+        step = int(ctx.state.get("step", 0))
+        while not ((self.dir / f"release-{ctx.job_id}").exists() or (self.dir / "release-all").exists()):
+            step += 1
+            ctx.checkpoint(step=step)
+            time.sleep(0.02)
+        ctx.record("gate_passed", steps=step, resumed_from=ctx.state.get("resumed_from", 0))
+        return JobOutcome(status="done", reason=f"passed the gate after {step} steps")
+
+
+class Ledger:
+    """Appends "<job> <pid>" to `claims.log` and finishes: shows which process ran which job."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.log = Path(settings.work_dir) / "claims.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        with self.log.open("a") as f:
+            f.write(f"{ctx.job_id} {os.getpid()}\n")
+        time.sleep(0.01)
+        return JobOutcome(status="done", reason="recorded")
+
+
+def wait_for(path: Path, timeout: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path.name} did not appear within {timeout} s")
+        time.sleep(0.01)
+    return path.read_text()
