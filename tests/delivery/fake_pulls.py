@@ -6,8 +6,11 @@ the REST description, so its requests are checked here (token, mutation, a known
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -28,6 +31,8 @@ class PullsGitHub(FakeGitHub):
         self.labels: dict[tuple[str, int], list[str]] = {}
         self.graphql_calls: list[dict[str, Any]] = []
         self.bot_login = "ai-fix[bot]"
+        self.git_dirs: dict[str, Path] = {}
+        """repo -> a git directory on disk: the contents API reads from it (and the bot pushes to it)."""
         for op_id, handler in {
             "pulls/list": self._list_pulls,
             "pulls/create": self._create_pull,
@@ -41,6 +46,7 @@ class PullsGitHub(FakeGitHub):
             "issues/add-labels": self._add_labels,
             "issues/remove-label": self._remove_label,
             "pulls/create-reply-for-review-comment": self._reply,
+            "repos/get-content": self._content,
         }.items():
             self.on(op_id, handler)
 
@@ -216,3 +222,38 @@ class PullsGitHub(FakeGitHub):
         reply["user"].update(login=self.bot_login, type="Bot")
         self.review_comments[key].append(reply)
         return httpx.Response(201, json=reply)
+
+    # -- contents, read from the repository on disk ------------------------------------------------
+
+    def _git(self, repo: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["git", f"--git-dir={self.git_dirs[repo]}", *args], capture_output=True)
+
+    def _content(self, call: Call) -> httpx.Response:
+        repo = self._repo(call)
+        if repo not in self.git_dirs:
+            return httpx.Response(404, json={"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})
+        path = unquote(call.params["path"]).strip("/")
+        ref = call.query.get("ref", "HEAD")
+        kind = self._git(repo, "cat-file", "-t", f"{ref}:{path}").stdout.decode().strip()
+        if kind == "blob":
+            data = self._git(repo, "cat-file", "blob", f"{ref}:{path}").stdout
+            return httpx.Response(200, json=self._entry(repo, path, "file", data))
+        if kind == "tree":
+            listing = self._git(repo, "ls-tree", "-z", f"{ref}:{path}" if path else ref).stdout.decode()
+            entries = []
+            for line in filter(None, listing.split("\0")):
+                meta, name = line.split("\t", 1)
+                entries.append(self._entry(repo, f"{path}/{name}".strip("/"), "dir" if meta.split()[1] == "tree" else "file", None))
+            return httpx.Response(200, json=entries)
+        return httpx.Response(404, json={"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})
+
+    def _entry(self, repo: str, path: str, kind: str, data: bytes | None) -> dict[str, Any]:
+        entry = self._example("repos/get-content", "200")
+        entry.update(type=kind, name=path.rsplit("/", 1)[-1], path=path, size=len(data or b""),
+                     url=f"{self.base_url}repos/{repo}/contents/{path}")
+        if data is None:
+            entry.pop("content", None)
+            entry.pop("encoding", None)
+        else:
+            entry.update(content=base64.b64encode(data).decode(), encoding="base64")
+        return entry

@@ -1,0 +1,285 @@
+"""The whole job: snapshot → contract → workspace → loop → push, PR, check run, progress, replies.
+
+`AIFIX_PIPELINE=bot.delivery.pipeline:DeliveryPipeline`. A job keeps its progress in `ctx.state`
+(`delivery`: the round, the job directory, the run's result once it exists), so an attempt after a
+worker died continues from the last checkpoint: a finished run is delivered again rather than
+re-run, an unfinished one resumes on the job directory's last checkpoint. Work is never lost: a
+handoff, a budget stop, `/agent stop` or a crash after edits still pushes the checkpoints and opens
+or updates the draft PR with the Handoff section filled.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from bot.contract.globs import path_in_scope
+from bot.contract.models import TaskContract
+from bot.contract.stage import ContractStage
+from bot.delivery.checkrun import render_check_run
+from bot.delivery.github_out import GitHubOutput, PullRef
+from bot.delivery.markers import read_rounds
+from bot.delivery.models import Phase, Progress, RoundRecord
+from bot.delivery.progress import render_progress
+from bot.delivery.render import record_round, render_pr_body
+from bot.delivery.replies import render_reply
+from bot.loop.harness import SandboxChecks, route, run_task
+from bot.loop.result import Handoff, RunResult
+from bot.loop.secrets import held_secrets
+from bot.model.base import Model
+from bot.model.select import open_model
+from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome
+from bot.sandbox.select import open_sandbox
+from bot.settings import Settings
+from bot.snapshot import Snapshot
+from bot.workspace.branch import branch_name
+from bot.workspace.git import Workspace, WorkspaceError
+
+log = logging.getLogger(__name__)
+
+STATUS = {"accepted": "done", "handed_off": "handed_off", "failed": "failed", "needs_clarification": "needs_clarification"}
+PHASE_LINES: dict[str, Phase] = {"phase: baseline checks": "baseline", "phase: steps": "round"}
+"""Loop progress lines that move the progress comment to the next phase."""
+
+
+class DeliveryState(BaseModel):
+    """What `ctx.state["delivery"]` keeps between attempts of one job."""
+
+    job_dir: str = ""
+    branch: str = ""
+    pr_number: int | None = None
+    comment_id: int | None = None
+    rounds: list[RoundRecord] | None = None
+    """The PR's rounds before this job, as read when the job first ran."""
+    result: RunResult | None = None
+    """Set once the loop has ended: a later attempt only delivers it."""
+    delivered: bool = False
+    replied: list[int] = Field(default_factory=list)
+
+
+def ready_for_review(result: RunResult) -> bool:
+    """Every contract check passed after the change and the diff is inside scope and limits (recorded data only)."""
+    contract, final = result.contract, result.final
+    if not result.accepted or final is None or not contract.checks:
+        return False
+    if any((r := final.result(c.name)) is None or r.status != "pass" for c in contract.checks):
+        return False
+    budget = contract.budget
+    if len(result.diff.files) > budget.max_files_changed or result.diff.lines > budget.max_lines_changed:
+        return False
+    return all(path_in_scope(f.path, contract.scope) for f in result.diff.files)
+
+
+def rounds_feedback(rounds: list[RoundRecord], snapshot: Snapshot) -> list[str]:
+    """What the model is told about earlier rounds and where review comments point, besides the contract's feedback."""
+    lines = [
+        f"Earlier round {r.n} ({r.kind}) ended {r.outcome}: {r.reason} ({r.files} files, +{r.added} -{r.removed}"
+        + (f", head {r.head_sha[:7]}" if r.head_sha else "") + ")"
+        for r in rounds
+    ]
+    for rc in snapshot.review_comments:
+        hunk = "\n".join(rc.diff_hunk.splitlines()[-6:])
+        if rc.path and hunk:
+            lines.append(f"Code the review comment on {rc.path}:{rc.line or '?'} points at:\n{hunk}")
+    return lines
+
+
+class DeliveryPipeline:
+    """The Pipeline the worker runs for `issue`, `retry` and `review` jobs."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        model: Callable[[Settings], Model] = lambda s: open_model(None, s),
+        stage: ContractStage | None = None,
+    ) -> None:
+        self.settings = settings
+        self.model = model
+        self.stage = stage or ContractStage(settings)
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        job = Job(self, snapshot, ctx)
+        return job.run()
+
+
+class Job:
+    """One attempt of one job; every side effect on GitHub goes through `out` (redacted, fail-closed)."""
+
+    def __init__(self, pipeline: DeliveryPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
+        self.p, self.snapshot, self.ctx = pipeline, snapshot, ctx
+        self.settings = ctx.settings
+        self.state = DeliveryState.model_validate(ctx.state.get("delivery") or {})
+        self.extra_secrets: list[str] = []
+        self.out = GitHubOutput(ctx.github, secrets=self.secrets)
+        self.issue = snapshot.number
+        self.pr: PullRef | None = None
+        self.rounds: list[RoundRecord] = []
+        self.progress = Progress(issue_number=self.issue, round_kind=snapshot.kind)
+
+    def secrets(self) -> list[str]:
+        return [*self.settings.secret_values(), self.ctx.github.token.get_secret_value(), *self.extra_secrets]
+
+    def save(self) -> None:
+        self.ctx.checkpoint(delivery=self.state.model_dump(mode="json"))
+
+    # ---- the job --------------------------------------------------------------------------
+
+    def run(self) -> JobOutcome:
+        self.pr = self.find_pr()
+        if self.state.rounds is None:
+            # Read once per job: after this job publishes, the PR body also records this job's own round.
+            self.state.rounds = read_rounds(self.pr.body) if self.pr else []
+        self.rounds = self.state.rounds
+        self.progress.rounds, self.progress.round_n = self.rounds, len(self.rounds) + 1
+        self.progress.pr_url = self.pr.html_url if self.pr else ""
+        if self.state.result is None:
+            self.phase("contract")
+            decision = self.p.stage.prepare(self.snapshot, self.ctx)
+            if decision.contract is None or decision.status != "ready":
+                outcome = decision.outcome() or JobOutcome(status="failed", reason="no contract")
+                self.finish_progress("needs_clarification" if decision.status == "needs_clarification" else "failed", outcome.reason)
+                return outcome
+            contract = decision.contract.model_copy(
+                update={"feedback": [*decision.contract.feedback, *rounds_feedback(self.rounds, self.snapshot)]}
+            )
+            self.state.result = self.execute(contract)
+            self.save()
+        return self.deliver(self.state.result)
+
+    def find_pr(self) -> PullRef | None:
+        if self.state.pr_number is not None:
+            return self.out.get_pr(self.state.pr_number)
+        if self.snapshot.pr_number is not None:
+            return self.out.get_pr(self.snapshot.pr_number)
+        return self.out.find_pr(self.issue, branch_name(self.issue, self.snapshot.title))
+
+    def phase(self, phase: Phase) -> None:
+        self.progress.current = phase
+        self.state.comment_id = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
+        self.save()
+
+    def finish_progress(self, outcome: str, reason: str) -> None:
+        self.progress.outcome, self.progress.reason = outcome, reason  # type: ignore[assignment]
+        self.state.comment_id = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
+
+    # ---- workspace and loop ---------------------------------------------------------------
+
+    def workspace(self) -> Workspace:
+        """Resume this job's directory, continue the PR's branch, or start a new branch from the default one."""
+        if self.state.job_dir and Path(self.state.job_dir, "workspace.json").is_file():
+            return Workspace.resume(self.state.job_dir)
+        root = self.settings.work_dir / "jobs" / f"{self.snapshot.repo.replace('/', '--')}-{self.issue}-{self.ctx.job_id}-{self.ctx.attempt}"
+        shutil.rmtree(root, ignore_errors=True)
+        token = self.ctx.github.token.get_secret_value()
+        url = self.snapshot.clone_url
+        if self.pr is not None:
+            ws = Workspace.checkout_existing(url, root, branch=self.pr.head_ref, token=token)
+        else:
+            ws = Workspace.clone(url, root, branch=branch_name(self.issue, self.snapshot.title), token=token, ref=None)
+        self.state.job_dir, self.state.branch = str(root), ws.branch
+        self.save()
+        return ws
+
+    def execute(self, contract: TaskContract) -> RunResult:
+        ws = self.workspace()
+        self.extra_secrets = held_secrets(self.settings, os.environ, ws.path)
+        trace = Path(self.state.job_dir).with_suffix(".trace.jsonl")
+
+        def progress(line: str) -> None:
+            self.ctx.record("loop", line=line)
+            if line in PHASE_LINES:
+                self.phase(PHASE_LINES[line])
+            else:
+                self.save()  # raises JobInterrupted after /agent stop or on shutdown
+
+        try:
+            sandbox = open_sandbox(self.settings.sandbox, ws.path, contract.sandbox, ro_paths=self.settings.sandbox_ro_paths)
+            try:
+                result = run_task(
+                    contract, ws, self.p.model(self.settings), checks=SandboxChecks(sandbox, contract, self.secrets()),
+                    choice=route(contract, self.settings, None), secrets=self.secrets(), trace_path=trace, progress=progress,
+                )
+            finally:
+                sandbox.close()
+        except JobInterrupted:
+            if self.ctx.stop_requested():
+                self.save_work(ws, contract, "stopped by /agent stop")
+            raise
+        except Exception as exc:
+            self.save_work(ws, contract, f"the run crashed: {type(exc).__name__}: {exc}")
+            raise
+        self.push(ws)
+        return result
+
+    def push(self, ws: Workspace) -> None:
+        if ws.head_sha != ws.base_sha:
+            ws.push(token=self.ctx.github.token.get_secret_value())
+
+    def save_work(self, ws: Workspace, contract: TaskContract, reason: str) -> None:
+        """Push the checkpoints and open or update the draft PR with a handoff, before the error goes on."""
+        try:
+            if ws.head_sha == ws.base_sha and self.pr is None:
+                self.finish_progress("failed", reason)
+                return
+            self.push(ws)
+            result = RunResult(
+                outcome="failed",
+                reason=reason,
+                contract=contract,
+                branch=ws.branch,
+                base_sha=ws.base_sha,
+                head_sha=ws.head_sha,
+                diff=ws.stats(),
+                handoff=Handoff(
+                    done=[f"{len(ws.stats().files)} files changed up to the last checkpoint {ws.head_sha[:7]}"],
+                    not_done=["the contract checks were not verified after the last checkpoint"],
+                    next_steps=["comment `/agent retry` on this PR to continue from the pushed branch"],
+                ),
+            )
+            self.deliver(result, final=False)
+        except Exception as exc:  # the original error matters more; this one is only logged
+            log.error("could not save the work of job %s: %s", self.ctx.job_id, type(exc).__name__)
+
+    # ---- delivery -------------------------------------------------------------------------
+
+    def deliver(self, result: RunResult, *, final: bool = True) -> JobOutcome:
+        if final:
+            self.phase("checks")
+        if result.head_sha and result.head_sha != result.base_sha or self.pr is not None:
+            self.publish(result)
+        if final:
+            self.progress.current = None
+            self.finish_progress(result.outcome, result.reason)
+            self.state.delivered = True
+            self.save()
+        data = {"pr": self.pr.html_url if self.pr else "", "branch": result.branch, "head": result.head_sha}
+        return JobOutcome(status=STATUS[result.outcome], reason=result.reason, data=data)  # type: ignore[arg-type]
+
+    def publish(self, result: RunResult) -> None:
+        self.progress.current = "pull_request"
+        body = render_pr_body(result, issue_number=self.issue, rounds=self.rounds, kind=self.snapshot.kind)
+        self.pr = self.out.upsert_pr(
+            issue_number=self.issue, branch=result.branch, base=self.snapshot.default_branch,
+            title=f"ai-fix: {self.snapshot.title}", body=body, existing=self.pr,
+        )
+        self.state.pr_number = self.pr.number
+        self.progress.pr_url = self.pr.html_url
+        self.save()
+        self.out.request_review(self.pr, self.snapshot.sender)
+        self.pr = self.out.set_ready(self.pr, ready_for_review(result))
+        self.out.set_handoff_label(self.pr, on=not result.accepted)
+        if result.head_sha:
+            self.out.publish_check_run(result.head_sha, render_check_run(result, pr_url=self.pr.html_url), details_url=self.pr.html_url)
+        for comment in self.snapshot.review_comments:
+            if comment.id in self.state.replied:
+                continue
+            reply = render_reply(comment, result, round_diff=result.diff, pr_url=self.pr.html_url)
+            self.out.reply_once(self.pr, comment.id, reply, key=f"comment={comment.id} head={result.head_sha[:12]}")
+            self.state.replied.append(comment.id)
+            self.save()

@@ -1,0 +1,188 @@
+"""The world an end-to-end test runs in: a real `ai-fix serve` process on loopback, GitHub faked at
+the HTTP level (served on loopback, every request checked against GitHub's OpenAPI), the model faked
+by a Messages API server on loopback, a bare git repository on disk as the remote, and the real
+bubblewrap sandbox running the sample repository's own tests.
+
+Every secret the service holds is a canary; `leaks()` looks for them in everything sent out.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bot.loop.demo import make_repo, sample
+from bot.model.scripted import ScriptedModel, Turn
+from tests.delivery.fake_pulls import PullsGitHub
+from tests.support.server import serve
+from tests.support.webhooks import INSTALLATION, REPO, deliver
+from tests.support_model import FakeMessagesAPI, serve_fake_api
+
+CANARY = "canary-Zq8Lm2Vx7Rt4"
+SECRETS = {
+    "AIFIX_WEBHOOK_SECRET": f"whsec-{CANARY}-webhook",
+    "AIFIX_ADMIN_TOKEN": f"admin-{CANARY}-token",
+    "AIFIX_ANTHROPIC_API_KEY": f"sk-ant-{CANARY}-apikey",
+}
+MODEL = "claude-haiku-4-5"
+SENDER = "Codertocat"
+FINAL = {"done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
+
+
+PYTHON = Path(sys.executable)
+"""The test run's Python (with pytest), mounted read-only into the sandbox so the checks report each test."""
+
+
+def config(max_steps: int = 5) -> str:
+    return (
+        f"checks:\n  - name: tests\n    run: env PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {PYTHON} -m pytest -q tests\n    timeout: 60\n"
+        'scope:\n  allow: ["**"]\n  deny: []\n'
+        f"budget:\n  max_steps: {max_steps}\n  max_cost_usd: 1\n  max_wall_minutes: 5\n  max_files_changed: 3\n"
+        "  max_lines_changed: 40\n  max_retries_same_failure: 2\n"
+        f"model:\n  name: {MODEL}\n  small: {MODEL}\n"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class World:
+    root: Path
+    github: PullsGitHub
+    model_api: FakeMessagesAPI
+    url: str
+    bare: Path
+    log: Path
+    client: httpx.Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.client = httpx.Client(base_url=self.url, timeout=10)
+
+    # ---- driving it ------------------------------------------------------------------------
+
+    def script(self, turns: list[Turn]) -> None:
+        self.model_api.scripted = ScriptedModel(turns)
+
+    def send(self, event: str, payload: dict[str, Any], *, delivery: str | None = None) -> httpx.Response:
+        payload["repository"].update(clone_url=f"file://{self.bare}", default_branch="main")
+        response = deliver(self.client, event, payload, delivery=delivery, secret=SECRETS["AIFIX_WEBHOOK_SECRET"])
+        assert response.status_code in (200, 202), response.text
+        return response
+
+    def tasks(self) -> list[dict[str, Any]]:
+        response = self.client.get("/tasks", headers={"Authorization": f"Bearer {SECRETS['AIFIX_ADMIN_TOKEN']}"})
+        return list(response.json()["tasks"])
+
+    def wait(self, job_id: int, timeout: float = 90) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            task = next((t for t in self.tasks() if t["id"] == job_id), None)
+            if task and task["status"] in FINAL:
+                return task
+            time.sleep(0.1)
+        raise AssertionError(f"job {job_id} did not finish in {timeout} s; server log:\n{self.log.read_text()[-6000:]}")
+
+    def run(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        job_id = self.send(event, payload).json()["job_id"]
+        return self.wait(job_id)
+
+    # ---- looking at it ---------------------------------------------------------------------
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(["git", f"--git-dir={self.bare}", *args], capture_output=True, text=True, check=True).stdout
+
+    def pull(self, number: int) -> dict[str, Any]:
+        return self.github.pulls[(REPO, number)]
+
+    def sent(self) -> list[str]:
+        """Everything sent to the fake GitHub (paths, queries, bodies) and to the fake model, as text."""
+        github = [f"{c.path} {json.dumps(c.query)} {json.dumps(c.json)}" for c in self.github.calls]
+        github += [json.dumps(c) for c in self.github.graphql_calls]
+        return github + list(self.model_api.bodies)
+
+    def leaks(self) -> list[str]:
+        """Canary secrets (whole, 8-character pieces, base64, URL-encoded) or key lines found in anything sent out."""
+        values = [*SECRETS.values(), *[line for line in self.github.private_key_pem.splitlines() if "PRIVATE KEY" not in line]]
+        forms = set()
+        for v in values:
+            forms.update({v, base64.b64encode(v.encode()).decode().rstrip("="), urllib.parse.quote(v, safe="")})
+            forms.update(v[i : i + 8] for i in range(0, len(v) - 8, 4))
+        forms.add(CANARY)
+        forms = {f for f in forms if len(f) >= 8 and f not in ("sk-ant-c",)}
+        return sorted({f for text in self.sent() for f in forms if f in text})
+
+
+def start_world(root: Path, stack: ExitStack) -> World:
+    files, _issue = sample()
+    files[".github/ai-fix.yml"] = config()
+    files[".env"] = f"DEPLOY_TOKEN={CANARY}-in-the-repo\n"
+    repo = make_repo(root / "origin", files)
+    bare = root / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+
+    github = PullsGitHub(app_id=4343)
+    github.installations[INSTALLATION] = [REPO]
+    github.permissions[(REPO, SENDER)] = "admin"
+    github.git_dirs[REPO] = bare
+    github_url = stack.enter_context(serve(github.asgi()))
+
+    model_api, model_url = stack.enter_context(serve_fake_api(ScriptedModel([])))
+
+    port = free_port()
+    log = root / "serve.log"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
+        **SECRETS,
+        "AIFIX_APP_ID": str(github.app_id),
+        "AIFIX_PRIVATE_KEY": github.private_key_pem,
+        "AIFIX_GITHUB_API_URL": github_url + "/",
+        "AIFIX_ANTHROPIC_BASE_URL": model_url,
+        "AIFIX_DATABASE_URL": f"sqlite:///{root / 'ai-fix.db'}",
+        "AIFIX_PIPELINE": "bot.delivery.pipeline:DeliveryPipeline",
+        "AIFIX_SANDBOX": "bwrap",
+        "AIFIX_SANDBOX_RO_PATHS": json.dumps(sorted({sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)})),
+        "AIFIX_WORK_DIR": str(root / "work"),
+        "AIFIX_WORKERS": "1",
+    }
+    command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
+    stack.callback(_stop, process)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"ai-fix serve did not start:\n{log.read_text()}")
+        time.sleep(0.05)
+    return World(root, github, model_api, url, bare, log)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
