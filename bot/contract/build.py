@@ -207,7 +207,9 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         missing.append(MISSING_CRITERIA)
     if not scope.allow:
         missing.append(
-            "a scope inside the allowed one: every glob the issue's Scope asks for lies outside "
+            f"a non-empty scope: {CONFIG_PATH}'s `scope.allow` is empty; list the paths ai-fix may change"
+            if config is not None and not config.scope.allow
+            else "a scope inside the allowed one: every glob the issue's Scope asks for lies outside "
             f"{CONFIG_PATH}'s `scope.allow`; list paths inside it"
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from bot.contract.models import Budget, ModelConfig, SandboxConfig
 from bot.errors import ConfigError
@@ -47,7 +47,7 @@ class BudgetEntry(Budget):
 
     @field_validator("*")
     @classmethod
-    def _positive(cls, value: float, info: Any) -> float:
+    def _positive(cls, value: float, info: ValidationInfo) -> float:
         if value < 0 or (value == 0 and info.field_name != "max_retries_same_failure"):
             raise ValueError("must be a positive number")
         return value

@@ -139,7 +139,7 @@ class GitHubRepoFiles:
     def _get(self, path: str) -> Any:
         """The decoded JSON of a contents request, or None for a 404; cached per path."""
         if path not in self._cache:
-            from githubkit.exception import RequestFailed
+            from githubkit.exception import RequestFailed  # here: `ai-fix contract` never loads githubkit
 
             try:
                 resp = self.gh.rest.repos.get_content(self.owner, self.name, path, ref=self.ref)

@@ -80,7 +80,15 @@ class ContractStage:
         return GitHubRepoFiles(ctx.github.rest, snapshot.repo, snapshot.default_branch)
 
     def prepare(self, snapshot: Snapshot, ctx: JobContext) -> ContractDecision:
-        """Build the contract and post it (or what is missing, or the config error) on the issue."""
+        """Build the contract and post it (or what is missing, or the config error) on the issue.
+
+        A resumed attempt of the same job reuses the contract it checkpointed: the contract never
+        changes under a running job, even if the default branch moved meanwhile.
+        """
+        saved = ctx.state.get("contract")
+        if saved is not None:
+            contract = TaskContract.model_validate(saved)
+            return ContractDecision(status=contract.status, contract=contract, comment_url=str(ctx.state.get("contract_comment", "")))
         ctx.checkpoint()
         try:
             contract = build_contract(snapshot, self.files(snapshot, ctx))
@@ -99,7 +107,7 @@ class ContractStage:
             ignored=contract.provenance.ignored,
             comment=url,
         )
-        ctx.checkpoint(contract=contract.model_dump(mode="json"))
+        ctx.checkpoint(contract=contract.model_dump(mode="json"), contract_comment=url)
         return ContractDecision(status=contract.status, contract=contract, comment_url=url)
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:

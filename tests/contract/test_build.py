@@ -221,3 +221,9 @@ def test_snapshot_from_markdown(text: str, title: str, body: str) -> None:
 def test_snapshot_from_markdown_needs_a_title_line(text: str) -> None:
     with pytest.raises(ConfigError, match="must start with the title"):
         snapshot_from_markdown(text, "/repo")
+
+
+def test_an_empty_configured_scope_is_named_as_the_problem(tmp_path: Path) -> None:
+    c = build(tmp_path, "## Acceptance criteria\n- ok", config="scope: {allow: []}\n")
+    assert c.status == "needs_clarification"
+    assert c.missing == ["a non-empty scope: .github/ai-fix.yml's `scope.allow` is empty; list the paths ai-fix may change"]

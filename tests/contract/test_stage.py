@@ -6,8 +6,10 @@ import time
 from collections.abc import Callable
 
 from bot.contract.render import MARKER
-from bot.contract.stage import ContractStage
+from bot.contract.stage import ContractDecision, ContractStage
 from bot.queue.models import FINAL_STATUSES, Job
+from bot.queue.pipeline import JobContext, JobOutcome
+from bot.snapshot import Snapshot
 from tests.support.fake_github import FakeGitHub
 from tests.support.service import Service
 from tests.support.webhooks import REPO, deliver, labeled
@@ -65,3 +67,35 @@ def test_broken_config_is_posted_on_the_issue_and_fails_the_job(start_service: C
     assert "line 3: checks[0].rn: unknown key" in job.reason
     [(_, _, body)] = fake_github.created_comments
     assert "ai-fix cannot read `.github/ai-fix.yml`" in body and "line 3: checks[0].rn: unknown key" in body
+
+
+class CrashesOnceAfterTheContract:
+    """A pipeline whose later stage fails on the first attempt; the worker retries the job."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.stage = ContractStage()
+        self.decisions: list[ContractDecision] = []
+        self.files = files
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        decision = self.stage.prepare(snapshot, ctx)
+        self.decisions.append(decision)
+        if len(self.decisions) == 1:
+            self.files["AGENTS.md"] = "changed on the default branch between attempts"
+            raise RuntimeError("the execution loop crashed")
+        return decision.outcome() or JobOutcome(status="done", reason="worked")
+
+
+def test_a_resumed_attempt_keeps_the_contract_it_started_with(start_service: Callable[..., Service], fake_github: FakeGitHub) -> None:
+    pipeline = CrashesOnceAfterTheContract({"pyproject.toml": "[tool.pytest.ini_options]\n"})
+    serve_files(fake_github, REPO, pipeline.files, branch="master")
+    keep_created_comments(fake_github)
+    fake_github.issues[(REPO, 1)]["body"] = "## Acceptance criteria\n- README says `commit`"
+    svc = start_service(pipeline=pipeline)
+    job = run_job(svc)
+    assert job.status == "done" and job.attempts == 2
+    first, second = pipeline.decisions
+    assert second.contract == first.contract and second.contract is not None
+    assert second.contract.conventions.files == {}
+    assert second.comment_url == first.comment_url
+    assert len(fake_github.created_comments) == 1
