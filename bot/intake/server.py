@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 
 import uvicorn
 
@@ -28,7 +29,17 @@ def build_services() -> tuple[Settings, Store, GitHubApp, Pipeline]:
 def serve_main(args: argparse.Namespace) -> int:
     settings, store, github, pipeline = build_services()
     app = create_app(settings, store=store, github=github, pipeline=pipeline)
-    # Access logs cost more than the acknowledgement itself; deliveries are counted in /metrics.
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info", timeout_graceful_shutdown=30)
-    store.close()
+    # uvicorn drains on SIGTERM/SIGINT (lifespan shutdown stops the workers), then re-raises the signal
+    # under the handlers found at start: with these, a drained server (or one still starting) exits 0.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _exit_cleanly)
+    try:
+        # Access logs cost more than the acknowledgement itself; deliveries are counted in /metrics.
+        uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info", timeout_graceful_shutdown=30)
+    finally:
+        store.close()
     return 0
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)

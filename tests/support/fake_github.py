@@ -229,6 +229,10 @@ class FakeGitHub:
         """Answer the next matching requests with `responses` (in order) before the normal behaviour."""
         self._scripted.append((method.upper(), path_regex, list(responses)))
 
+    def pending_scripts(self) -> int:
+        """Scripted answers not yet used."""
+        return sum(len(responses) for _, _, responses in self._scripted)
+
     def on(self, op_id: str, handler: Handler) -> None:
         """Give an operation a behaviour (or replace one); the request is still checked first."""
         self._handlers[op_id] = handler

@@ -1,0 +1,177 @@
+"""Workers as real processes: a killed worker's job is reclaimed, SIGTERM drains, two processes share a queue."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.intake.events import Event
+from bot.intake.triggers import decide
+from bot.queue.intake import Incoming, apply_batch
+from bot.queue.store import Store
+from bot.queue.worker import WorkerPool
+from tests.support.pipelines import Gate, Ledger, wait_for
+from tests.support.server import serve
+from tests.support.service import FAST, github_for, make_settings, settled, wait_until
+from tests.support.webhooks import SECRET, deliver, labeled
+
+ROOT = Path(__file__).resolve().parents[2]
+AI_FIX = str(Path(sys.executable).parent / "ai-fix")
+
+
+@pytest.fixture
+def github_url(fake_github):
+    """The fake GitHub on loopback, for bots in other processes."""
+    with serve(fake_github.asgi()) as url:
+        yield url + "/"
+
+
+def env_for(tmp_path: Path, fake, github_url: str, pipeline: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}
+    return {
+        **env,
+        "PYTHONPATH": str(ROOT),
+        "AIFIX_APP_ID": str(fake.app_id),
+        "AIFIX_PRIVATE_KEY": fake.private_key_pem,
+        "AIFIX_WEBHOOK_SECRET": SECRET,
+        "AIFIX_DATABASE_URL": f"sqlite:///{tmp_path / 'ai-fix.db'}",
+        "AIFIX_GITHUB_API_URL": github_url,
+        "AIFIX_PIPELINE": pipeline,
+        "AIFIX_WORK_DIR": str(tmp_path / "work"),
+        "AIFIX_WORKERS": "1",
+    }
+
+
+def enqueue(store: Store, *numbers: int) -> list[int]:
+    items = []
+    for n in numbers:
+        payload = labeled(n)
+        event = Event("issues", f"d-{n}", payload)
+        items.append(Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), time.time()))
+    return [ack.job_id for ack in apply_batch(store, items)]
+
+
+def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path, fake_github, github_url):
+    store = Store(tmp_path / "ai-fix.db")
+    store.init_schema()
+    [job_id] = enqueue(store, 1)
+    worker = subprocess.Popen([AI_FIX, "worker"], env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Gate"),
+                              stderr=subprocess.DEVNULL)
+    try:
+        wait_for(tmp_path / "work" / f"started-{job_id}", timeout=30)
+        wait_until(lambda: store.get_job(job_id).state.get("step", 0) >= 3)
+    finally:
+        worker.kill()
+        worker.wait()
+    dead = store.get_job(job_id)
+    assert dead.status == "running" and dead.attempts == 1
+    steps_before = dead.state["step"]
+
+    (tmp_path / "work" / "release-all").write_text("")
+    settings = make_settings(tmp_path, fake_github)
+    later = Store(tmp_path / "ai-fix.db", clock=lambda: time.time() + 61)  # the 60 s lease has run out
+    pool = WorkerPool(later, github_for(settings), Gate(settings), settings, workers=1, config=FAST)
+    pool.start()
+    try:
+        job = settled(store, job_id)
+    finally:
+        pool.stop()
+        later.close()
+    assert job.status == "done" and job.attempts == 2
+    names = [e.event for e in job.events]
+    assert "lease_expired" in names and names.count("snapshot_taken") == 1  # resumed: the snapshot was kept
+    passed = next(e for e in job.events if e.event == "gate_passed")
+    assert passed.data["steps"] >= steps_before
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_url):
+    port = free_port()
+    server = subprocess.Popen([AI_FIX, "serve", "--port", str(port)],
+                              env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Gate"), stderr=subprocess.PIPE)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
+            wait_until(lambda: _answers(client), timeout=30)
+            job_id = deliver(client, "issues", labeled(1)).json()["job_id"]
+        wait_for(tmp_path / "work" / f"started-{job_id}", timeout=15)
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=20) == 0
+    finally:
+        server.kill()
+        stderr = server.stderr.read().decode()
+    store = Store(tmp_path / "ai-fix.db")
+    job = store.get_job(job_id)
+    assert job.status == "queued" and job.attempts == 0, stderr
+    assert job.events[-1].event == "released" and job.state["step"] >= 1
+    store.close()
+
+
+def _answers(client: httpx.Client) -> bool:
+    try:
+        return client.get("/healthz").status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+class Stubborn:
+    """Never checks for cancellation: the drain must still end, releasing the job after the grace period."""
+
+    def run(self, snapshot, ctx):
+        time.sleep(1.5)
+        from bot.queue.pipeline import JobOutcome
+
+        return JobOutcome(status="done", reason="too late")
+
+
+def test_a_job_that_misses_the_grace_period_is_released_and_its_late_result_refused(tmp_path, fake_github):
+    settings = make_settings(tmp_path, fake_github)
+    store = Store(tmp_path / "ai-fix.db")
+    store.init_schema()
+    [job_id] = enqueue(store, 1)
+    pool = WorkerPool(store, github_for(settings), Stubborn(), settings, workers=1, config=FAST)
+    pool.start()
+    wait_until(lambda: "snapshot_taken" in [e.event for e in store.get_job(job_id).events])
+    started = time.monotonic()
+    pool.stop(grace=0.2)
+    assert time.monotonic() - started < 1.0
+    assert store.get_job(job_id).status == "queued"
+    time.sleep(1.6)  # the stubborn run returns now; its lease is gone, so its result is not written
+    job = store.get_job(job_id)
+    assert job.status == "queued" and job.events[-1].event == "released"
+    store.close()
+
+
+def test_two_processes_share_the_queue_without_double_claims(tmp_path, fake_github, github_url):
+    store = Store(tmp_path / "ai-fix.db")
+    store.init_schema()
+    job_ids = enqueue(store, *range(1, 13))
+    for n in range(2, 13):
+        fake_github.add_issue("Codertocat/Hello-World", n)
+    other = subprocess.Popen([AI_FIX, "worker"], env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Ledger"),
+                             stderr=subprocess.DEVNULL)
+    settings = make_settings(tmp_path, fake_github)
+    pool = WorkerPool(store, github_for(settings), Ledger(settings), settings, workers=2, config=FAST)
+    pool.start()
+    try:
+        for job_id in job_ids:
+            assert settled(store, job_id, timeout=30).status == "done"
+    finally:
+        pool.stop()
+        other.send_signal(signal.SIGTERM)
+        assert other.wait(timeout=20) == 0
+    runs = Counter(int(line.split()[0]) for line in (tmp_path / "work" / "claims.log").read_text().splitlines())
+    assert sorted(runs) == sorted(job_ids) and set(runs.values()) == {1}
+    store.close()

@@ -1,0 +1,137 @@
+"""Leases, attempts and claims at the store level, on a real SQLite file."""
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.errors import ConfigError
+from bot.intake.events import Event
+from bot.intake.triggers import decide
+from bot.queue.intake import Incoming, apply_batch
+from bot.queue.models import WORK_KINDS
+from bot.queue.store import Store, parse_sqlite_url
+from tests.support.webhooks import labeled
+
+LEASE = 30.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: Clock) -> Store:
+    store = Store(tmp_path / "q.db", clock=clock)
+    store.init_schema()
+    yield store
+    store.close()
+
+
+def enqueue(store: Store, *numbers: int) -> list[int]:
+    items = []
+    for n in numbers:
+        payload = labeled(n)
+        event = Event("issues", f"delivery-{n}-{time.monotonic_ns()}", payload)
+        items.append(Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), store.clock()))
+    return [ack.job_id for ack in apply_batch(store, items)]
+
+
+def test_an_expired_lease_is_claimed_again_and_the_old_owner_lost_it(store, clock):
+    [job_id] = enqueue(store, 1)
+    first = store.claim("worker-a", WORK_KINDS, LEASE)
+    assert first.id == job_id and first.attempts == 1
+    assert store.claim("worker-b", WORK_KINDS, LEASE) is None  # leased: nobody else gets it
+    clock.now += LEASE + 1
+    again = store.claim("worker-b", WORK_KINDS, LEASE)
+    assert again.id == job_id and again.attempts == 2
+    assert [e.event for e in again.events][-2:] == ["lease_expired", "claimed"]
+    assert store.finish(job_id, "worker-a", "done", "late") is False  # the dead worker's write is refused
+    assert store.finish(job_id, "worker-b", "done", "ok") is True
+
+
+def test_renewed_leases_are_not_taken(store, clock):
+    enqueue(store, 1)
+    store.claim("worker-a", WORK_KINDS, LEASE)
+    for _ in range(3):
+        clock.now += LEASE * 0.6
+        assert store.renew("worker-a", LEASE) == 1
+        assert store.claim("worker-b", WORK_KINDS, LEASE) is None
+
+
+def test_a_job_whose_worker_dies_three_times_fails_with_the_reason(store, clock):
+    [job_id] = enqueue(store, 1)
+    for attempt in (1, 2, 3):
+        assert store.claim(f"worker-{attempt}", WORK_KINDS, LEASE).attempts == attempt
+        clock.now += LEASE + 1
+    assert store.claim("worker-4", WORK_KINDS, LEASE) is None
+    job = store.get_job(job_id)
+    assert job.status == "failed" and job.reason == "its worker stopped answering (lease expired) on attempt 3 of 3"
+
+
+def test_release_on_shutdown_does_not_spend_an_attempt(store):
+    [job_id] = enqueue(store, 1)
+    store.claim("worker-a", WORK_KINDS, LEASE)
+    store.save_state(job_id, {"step": 4})
+    assert store.release(job_id, "worker-a") is True
+    job = store.claim("worker-b", WORK_KINDS, LEASE)
+    assert job.attempts == 1 and job.state == {"step": 4}
+
+
+def test_failed_attempts_wait_before_the_next_try(store, clock):
+    [job_id] = enqueue(store, 1)
+    store.claim("w", WORK_KINDS, LEASE)
+    assert store.fail_attempt(job_id, "w", "GitHub 502", retry_in=10) == "queued"
+    assert store.claim("w", WORK_KINDS, LEASE) is None
+    clock.now += 11
+    assert store.claim("w", WORK_KINDS, LEASE).id == job_id
+
+
+def test_concurrent_claims_from_separate_connections_never_share_a_job(tmp_path, store):
+    job_ids = enqueue(store, *range(1, 41))
+    claimed: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        own = Store(tmp_path / "q.db")  # its own connection, as another process would have
+        while (job := own.claim(name, WORK_KINDS, LEASE)) is not None:
+            with lock:
+                claimed.append((name, job.id))
+            own.finish(job.id, name, "done", "")
+        own.close()
+
+    threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(job for _, job in claimed) == sorted(job_ids)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("sqlite:///ai-fix.db", (Path("ai-fix.db"), "full")),
+        ("sqlite:////var/lib/ai-fix/q.db", (Path("/var/lib/ai-fix/q.db"), "full")),
+        ("sqlite:///q.db?synchronous=normal", (Path("q.db"), "normal")),
+    ],
+)
+def test_database_urls(url, expected):
+    assert parse_sqlite_url(url) == expected
+
+
+@pytest.mark.parametrize("url", ["postgresql://db/aifix", "sqlite:///", "sqlite:///q.db?synchronous=off", "sqlite:///q.db?cache=shared"])
+def test_unsupported_database_urls_say_what_to_use(url):
+    with pytest.raises(ConfigError, match="AIFIX_DATABASE_URL .* use sqlite:///ai-fix.db"):
+        parse_sqlite_url(url)
