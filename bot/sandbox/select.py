@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 
 from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
@@ -16,7 +15,6 @@ from bot.sandbox.none import NoSandbox
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["auto", "podman", "docker", "bwrap", "none"]
 KINDS: tuple[str, ...] = ("auto", "podman", "docker", "bwrap", "none")
 AUTO_ORDER: tuple[str, ...] = ("podman", "docker", "bwrap")
 
