@@ -88,7 +88,8 @@ class _Builder:
     def note_source(self, field: str, where: str) -> None:
         self.sources[field] = f"{self.sources[field]}; {where}" if field in self.sources else where
 
-    def _sanitize(self, text: str) -> str:
+    def sanitized(self, text: str) -> str:
+        """The visible text; what was hidden is counted for provenance."""
         clean = sanitize(text)
         for what, n in clean.removed.items():
             self.removed[what] = self.removed.get(what, 0) + n
@@ -119,12 +120,12 @@ class _Builder:
     def parts(self) -> list[tuple[str, str, IssueSections]]:
         """(source label, visible text, sections) of the body, then of each writer comment in order."""
         s = self.snapshot
-        body = self._sanitize(s.body)
+        body = self.sanitized(s.body)
         out = [("issue", body, parse_sections(body))]
         for c in s.comments:
             if c.permission not in WRITE_PERMISSIONS or _is_own(c):
                 continue
-            text = self._sanitize(c.body)
+            text = self.sanitized(c.body)
             if text and not text.startswith("/agent"):
                 out.append((f"comment by @{c.author}", text, parse_sections(text)))
         return out
@@ -136,20 +137,20 @@ class _Builder:
         for c in others:
             if _is_own(c):
                 continue
-            text = self._sanitize(c.body)
+            text = self.sanitized(c.body)
             if text:
                 kept.append({"author": c.author, "permission": c.permission, "excerpt": _quoted(text)})
         return kept
 
     def feedback(self) -> list[str]:
         s = self.snapshot
-        lines = [line.strip() for line in self._sanitize(s.feedback).split("\n") if line.strip()]
+        lines = [line.strip() for line in self.sanitized(s.feedback).split("\n") if line.strip()]
         if lines:
             self.sources["feedback"] = f"/agent retry by @{s.sender}"
         for rc in s.review_comments:
             if rc.permission in WRITE_PERMISSIONS:
                 where = f"{rc.path}:{rc.line}" if rc.path and rc.line else rc.path or "review"
-                lines.append(f"{where}: {self._sanitize(rc.body)}")
+                lines.append(f"{where}: {self.sanitized(rc.body)}")
                 self.sources["feedback"] = "review comments" + (" and /agent retry" if s.feedback.strip() else "")
         return lines
 
@@ -168,6 +169,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
     scope = base_scope(config.scope.allow, config.scope.deny) if config else base_scope(["**"], [])
     budget = Budget(**config.budget.model_dump()) if config else Budget()
 
+    title = b.sanitized(snapshot.title)
     goal, non_goals, constraints, stated = "", [], [], []
     discussion: list[str] = []
     parts = b.parts()
@@ -189,7 +191,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
             discussion.append(f"{source}:\n{sec.free_text}")
 
     if not goal:
-        goal = "\n\n".join(t for t in (snapshot.title.strip(), parts[0][2].free_text) if t)
+        goal = "\n\n".join(t for t in (title, parts[0][2].free_text) if t)
         b.sources["goal"] = "issue title and body"
     if discussion:
         goal = "\n\n".join([goal, *discussion])
@@ -228,7 +230,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
     return TaskContract(
         status="needs_clarification" if missing else "ready",
         missing=missing,
-        title=snapshot.title.strip(),
+        title=title,
         goal=goal,
         non_goals=non_goals,
         constraints=constraints,

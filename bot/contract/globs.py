@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from bot.contract.models import ALWAYS_DENIED, Scope
 
@@ -195,7 +195,7 @@ def glob_within(inner: str, outer: str) -> bool:
 
 
 def _segs_within(inner: tuple[_Segment, ...], outer: tuple[_Segment, ...]) -> bool:
-    @lru_cache(maxsize=None)
+    @cache
     def go(i: int, j: int) -> bool:
         if j == len(outer):
             return i == len(inner)
@@ -211,7 +211,7 @@ def _segs_within(inner: tuple[_Segment, ...], outer: tuple[_Segment, ...]) -> bo
 
 
 def _seg_within(inner: tuple[object, ...], outer: tuple[object, ...]) -> bool:
-    @lru_cache(maxsize=None)
+    @cache
     def go(i: int, j: int) -> bool:
         if j == len(outer):
             return i == len(inner)

@@ -35,9 +35,8 @@ def narrow_scope(current: Scope, allow: list[str], deny: list[str], source: str)
                 have for have in current.allow if glob_within(have, wanted)
             ]
             if not kept:
-                notes.append(
-                    f"{source}: scope `{wanted}` is outside the allowed scope ({', '.join(f'`{g}`' for g in current.allow) or 'nothing'}); ignored"
-                )
+                allowed = ", ".join(f"`{g}`" for g in current.allow) or "nothing"
+                notes.append(f"{source}: scope `{wanted}` is outside the allowed scope ({allowed}); ignored")
             new_allow.extend(kept)
     return base_scope(new_allow, [*current.deny, *deny]), notes
 

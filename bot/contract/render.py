@@ -70,7 +70,8 @@ def render_contract_comment(contract: TaskContract) -> str:
         "",
     ]
     if c.checks:
-        out += ["**Checks** (run by the harness before and after the change, never chosen by the model)", "", _checks_table(c.checks)]
+        out += ["**Checks** (run by the harness before and after the change, never chosen by the model)", ""]
+        out += [_checks_table(c.checks)]
     else:
         out += ["**Checks**: none found. Add `checks:` to `.github/ai-fix.yml` so the result can be verified."]
     if c.setup:

@@ -37,7 +37,8 @@ class ContractDecision(BaseModel):
         if self.status == "ready":
             return None
         if self.status == "config_error":
-            return JobOutcome(status="failed", reason=f"broken .github/ai-fix.yml: {self.error}", data={"comment": self.comment_url})
+            reason = f"broken .github/ai-fix.yml: {self.error}"
+            return JobOutcome(status="failed", reason=reason, data={"comment": self.comment_url})
         missing = "; ".join(self.contract.missing) if self.contract else ""
         return JobOutcome(status="needs_clarification", reason=missing, data={"comment": self.comment_url})
 
@@ -88,7 +89,8 @@ class ContractStage:
         saved = ctx.state.get("contract")
         if saved is not None:
             contract = TaskContract.model_validate(saved)
-            return ContractDecision(status=contract.status, contract=contract, comment_url=str(ctx.state.get("contract_comment", "")))
+            url = str(ctx.state.get("contract_comment", ""))
+            return ContractDecision(status=contract.status, contract=contract, comment_url=url)
         ctx.checkpoint()
         try:
             contract = build_contract(snapshot, self.files(snapshot, ctx))

@@ -86,7 +86,8 @@ def test_sections_fill_the_contract_and_name_their_source(tmp_path: Path) -> Non
 
 
 def test_without_sections_title_and_body_are_the_goal(tmp_path: Path) -> None:
-    c = build(tmp_path, "It crashes on empty input.", title="Crash on empty input")
+    c = build(tmp_path, "It crashes on empty input.", title="Crash on\u200b empty input\U000e0041")
+    assert c.title == "Crash on empty input"
     assert c.goal == "Crash on empty input\n\nIt crashes on empty input."
     assert c.provenance.sources["goal"] == "issue title and body"
 
