@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HIDDEN_ELEMENT = re.compile(
     r"<(?P<tag>[a-zA-Z][\w-]*)\b[^>]*(?:\shidden\b|display\s*:\s*none|visibility\s*:\s*hidden)[^>]*>.*?(?:</(?P=tag)\s*>|\Z)",
     re.S | re.I,
@@ -24,6 +24,18 @@ _LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*\S.*$", re.M)
 _DETAILS_TAGS = re.compile(r"</?(?:details|summary)\b[^>]*>", re.I)
 _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 """Hangul fillers and the braille blank render as nothing but are not format characters."""
+
+
+def fence_opening(line: str) -> str | None:
+    """The fence (e.g. "````") when the line opens a fenced code block, else None."""
+    m = _FENCE.match(line)
+    return m.group(1) if m else None
+
+
+def fence_closes(line: str, fence: str) -> bool:
+    """Whether the line closes a block opened by `fence`: the same character, at least as many."""
+    m = _FENCE.match(line)
+    return bool(m) and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end() :].strip()
 
 
 @dataclass
@@ -68,14 +80,12 @@ def _split_code(text: str, removed: dict[str, int]) -> list[tuple[bool, str]]:
             in_comment, line = False, line[end + 3 :]
         elif fence is not None:
             runs[-1][1].append(line)
-            m = _FENCE.match(line)
-            if m and m.group(1).startswith(fence) and line.strip().strip(fence[0]) == "":
+            if fence_closes(line, fence):
                 fence = None
                 runs.append((False, []))
             continue
-        m = _FENCE.match(line)
-        if m:
-            fence = m.group(1)[0] * 3
+        fence = fence_opening(line)
+        if fence is not None:
             runs.append((True, [line]))
             continue
         while "<!--" in line:

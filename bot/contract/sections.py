@@ -11,8 +11,9 @@ import re
 
 from pydantic import BaseModel, Field
 
+from bot.contract.sanitize import fence_closes, fence_opening
+
 _HEADING = re.compile(r"^ {0,3}#{2,3}[ \t]+(?P<title>.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>.*)$")
 _NO_RESPONSE = "_No response_"
 
@@ -77,13 +78,10 @@ def split_sections(text: str) -> tuple[str, list[tuple[str, str]]]:
     current: list[str] = free
     fence: str | None = None
     for line in text.split("\n"):
-        m = _FENCE.match(line)
         if fence is not None:
-            if m and m.group(1).startswith(fence) and line.strip().strip(fence[0]) == "":
+            if fence_closes(line, fence):
                 fence = None
-        elif m:
-            fence = m.group(1)[0] * 3
-        else:
+        elif (fence := fence_opening(line)) is None:
             h = _HEADING.match(line)
             if h:
                 name = SECTION_NAMES.get(_normalise_heading(h.group("title")))

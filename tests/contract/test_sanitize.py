@@ -38,6 +38,13 @@ def test_visible_text_and_code_blocks_stay() -> None:
     assert result.removed == {}
 
 
+def test_a_fence_closes_only_with_as_many_marks() -> None:
+    body = "````\n```\n<!-- visible: still inside the code block -->\n````\n<!-- hidden -->after"
+    result = sanitize(body)
+    assert "<!-- visible: still inside the code block -->" in result.text
+    assert "hidden" not in result.text and "after" in result.text
+
+
 def test_details_are_unwrapped_so_their_content_is_plain_visible_text() -> None:
     result = sanitize("<details><summary>Log</summary>\nValueError: boom\n</details>")
     assert "<details>" not in result.text

@@ -73,6 +73,11 @@ CASES = [
         id="headings in code are text; paragraphs without bullets",
     ),
     pytest.param(
+        "````md\n```\n## Goal\nstill code\n````\n## Goal\nreal",
+        {"goal": "real"},
+        id="a longer fence is only closed by a fence as long",
+    ),
+    pytest.param(
         "## Budget\n- max_steps: 10\n- `max_cost_usd` = 1.5",
         {"budget": {"max_steps": "10", "max_cost_usd": "1.5"}},
         id="budget items",
