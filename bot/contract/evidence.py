@@ -30,7 +30,7 @@ _ERROR = re.compile(
 )
 _FAILING = re.compile(
     r"^\s*(?:FAILED|FAIL|ERROR)\b[ :]\S+"  # pytest, go test, jest summaries
-    r"|\b\d+ (?:failed|failing|errors?)\b"
+    r"|\b[1-9]\d* (?:failed|failing|errors?)\b"
     r"|^\s*\$ \S+",  # a shell transcript: the command that shows it
     re.M,
 )
