@@ -301,7 +301,8 @@ class Loop:
         else:
             self.cost += response.cost_usd
             record.cost_usd = None if record.cost_usd is None else record.cost_usd + response.cost_usd
-        self.progress(f"step {self.steps + 1}: {'asked' if request.purpose == 'step' else 'history compressed by'} {request.model}; spend so far {self.spend()}")
+        what = "answered" if request.purpose == "step" else "compressed the history"
+        self.progress(f"step {self.steps + 1}: {response.model} {what}; spend so far {self.spend()}")
         return response
 
     def compress_history(self, record: StepRecord) -> None:
@@ -502,7 +503,7 @@ class Loop:
         if self.steps >= b.max_steps:
             reason = f"the step limit ({b.max_steps}) was reached"
         elif self.cost_known and self.cost >= b.max_cost_usd * keep:
-            reason = f"the cost limit (${b.max_cost_usd:.2f}, {self.config.reserve:.0%} kept in reserve) was reached at ${self.cost:.4f}"
+            reason = f"the cost limit (${b.max_cost_usd:g}, {self.config.reserve:.0%} kept in reserve) was reached at ${self.cost:.4f}"
         elif self.clock() - self.started >= b.max_wall_minutes * 60 * keep:
             reason = f"the wall-time limit ({b.max_wall_minutes} min, {self.config.reserve:.0%} kept in reserve) was reached"
         elif len(stats.files) > b.max_files_changed or stats.lines > b.max_lines_changed:

@@ -51,4 +51,6 @@ class ReplayModel:
             )
         response = self.responses[self.served]
         self.served += 1
-        return response.model_copy(update={"latency_s": 0.0, "retries": 0})
+        # Marked so progress lines and traces never pass a replayed answer off as a live one.
+        model = response.model if response.model.startswith("replay:") else f"replay:{response.model}"
+        return response.model_copy(update={"model": model, "latency_s": 0.0, "retries": 0})

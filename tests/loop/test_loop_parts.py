@@ -191,3 +191,24 @@ def test_an_interruption_keeps_the_edits_on_the_branch_and_ends_the_trace(loop_p
     assert ws.head_sha != ws.base_sha and "return a + b" in (ws.path / "calc.py").read_text()
     last = json.loads((tmp_path / "trace.jsonl").read_text().splitlines()[-1])
     assert last["kind"] == "end" and last["reason"] == "interrupted: Interrupted: stop requested"
+
+
+def test_the_cost_limit_keeps_a_reserve_and_still_hands_off_with_the_work(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    loop, model = loop_parts([turn("plan", PLAN), turn("fix", FIX), turn("more", CHECK)])
+    loop.contract = loop.contract.model_copy(update={"budget": loop.contract.budget.model_copy(update={"max_cost_usd": 0.0025})})
+    result = loop.run()
+    assert result.outcome == "handed_off" and "the cost limit ($0.0025, 10% kept in reserve)" in result.reason
+    assert result.cost.usd is not None and result.cost.usd >= 0.9 * 0.0025
+    assert len(model.requests) == 2 and result.final is not None and result.final.passed
+    assert "return a + b" in result.diff_text
+
+
+def test_the_wall_time_limit_is_checked_before_each_model_call(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    ticks = iter(range(0, 10_000, 20))
+    loop, model = loop_parts([turn("plan", PLAN), turn("look", call("search_code", query="add"))] * 5)
+    loop.clock = lambda: float(next(ticks))
+    loop.started = 0.0
+    loop.contract = loop.contract.model_copy(update={"budget": loop.contract.budget.model_copy(update={"max_wall_minutes": 2})})
+    result = loop.run()
+    assert result.outcome == "handed_off" and "wall-time limit (2 min" in result.reason
+    assert 0 < len(model.requests) < 10

@@ -55,7 +55,9 @@ def test_replay_serves_recorded_responses_in_order_then_says_it_diverged(tmp_pat
     trace = tmp_path / "trace.jsonl"
     trace.write_text("\n".join(lines) + "\n")
     model = ReplayModel.from_trace(trace)
-    assert [model.complete(req()).tool_calls[0].input["i"] for _ in range(2)] == [0, 1]
+    answers = [model.complete(req()) for _ in range(2)]
+    assert [a.tool_calls[0].input["i"] for a in answers] == [0, 1]
+    assert answers[0].model == "replay:m"
     with pytest.raises(ModelError, match="diverged"):
         model.complete(req())
 
