@@ -18,7 +18,7 @@ from bot.delivery.checkrun import CHECK_NAME, CheckRunOutput
 from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.delivery.safety import safe_outgoing
 from bot.errors import GitHubError
-from bot.github.client import RepoClient
+from bot.github.client import GitHubStatusError, RepoClient
 from bot.redact import RedactionError
 
 HANDOFF_LABEL = "ai-fix:handoff"
@@ -61,19 +61,25 @@ class Refused(Exception):
 
 @contextmanager
 def expecting(*statuses: int) -> Iterator[None]:
-    """Turn the given error statuses into `Refused` for the caller; others propagate as they are."""
+    """Turn the given error statuses into `Refused` for the caller, any other into a GitHubStatusError."""
     try:
         yield
     except RequestFailed as exc:
-        if exc.response.status_code not in statuses:
-            raise
+        status = exc.response.status_code
         try:
             data = exc.response.raw_response.json()
             details = " ".join(str(e.get("message", "")) for e in data.get("errors", []) if isinstance(e, dict))
             message = f"{data.get('message', '')} {details}".strip()
         except (ValueError, AttributeError):
             message = exc.response.raw_response.text
-        raise Refused(exc.response.status_code, message[:500]) from None
+        if status in statuses:
+            raise Refused(status, message[:500]) from None
+        request = exc.response.raw_request
+        raise GitHubStatusError(
+            f"GitHub {request.method} {request.url.path} answered {status} {message[:200]!r} after its retries; "
+            "the job is retried and continues where it stopped",
+            status,
+        ) from None
 
 
 class GitHubOutput:
@@ -84,6 +90,11 @@ class GitHubOutput:
         self.gh = client.rest
         self.owner, self.name = client.owner, client.name
         self._secrets = secrets
+
+    def _json(self, call: Callable[[], Any]) -> Any:
+        """One API call's decoded answer; a failure after the client's retries says which call and status."""
+        with expecting():
+            return call().json()
 
     def _safe(self, text: str) -> str:
         try:
@@ -96,14 +107,14 @@ class GitHubOutput:
 
     def find_pr(self, issue_number: int, branch: str) -> PullRef | None:
         """The one PR for this issue: its branch and marker, open first; a closed one is not reused."""
-        exact = self.gh.rest.pulls.list(self.owner, self.name, head=f"{self.owner}:{branch}", state="open").json()
+        exact = self._json(lambda: self.gh.rest.pulls.list(self.owner, self.name, head=f"{self.owner}:{branch}", state="open"))
         for data in exact:
             if find_marker(data.get("body"), PR_KIND) == issue_number:
                 return _pull(data)
         # The title (and so the branch slug) may have changed since the PR was opened.
         prefix = f"ai-fix/{issue_number}-"
         for page in range(1, 11):
-            pulls = self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page).json()
+            pulls = self._json(lambda: self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page))
             for data in pulls:
                 if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(data.get("body"), PR_KIND) == issue_number:
                     return _pull(data)
@@ -132,7 +143,7 @@ class GitHubOutput:
                         f"GitHub says a pull request for {branch} exists but none carries ai-fix's marker for #{issue_number}; "
                         "close it or delete the branch, then retry"
                     ) from exc
-        data = self.gh.rest.pulls.update(self.owner, self.name, pr.number, title=title, body=body).json()
+        data = self._json(lambda: self.gh.rest.pulls.update(self.owner, self.name, pr.number, title=title, body=body))
         return _pull(data)
 
     def request_review(self, pr: PullRef, login: str) -> bool:
@@ -155,7 +166,7 @@ class GitHubOutput:
 
     def set_handoff_label(self, pr: PullRef, on: bool) -> None:
         if on:
-            self.gh.rest.issues.add_labels(self.owner, self.name, pr.number, labels=[HANDOFF_LABEL])
+            self._json(lambda: self.gh.rest.issues.add_labels(self.owner, self.name, pr.number, labels=[HANDOFF_LABEL]))
             return
         try:
             with expecting(404):
@@ -175,22 +186,22 @@ class GitHubOutput:
             "annotations": [self._safe_annotation(a) for a in batches[0]],
         }
         extra = {"details_url": details_url} if details_url else {}
-        existing = self.gh.rest.checks.list_for_ref(self.owner, self.name, head_sha, check_name=CHECK_NAME).json()
+        existing = self._json(lambda: self.gh.rest.checks.list_for_ref(self.owner, self.name, head_sha, check_name=CHECK_NAME))
         runs = existing.get("check_runs", [])
         if runs:
-            run_id = runs[0]["id"]
-            self.gh.rest.checks.update(
+            run_id = int(runs[0]["id"])
+            self._json(lambda: self.gh.rest.checks.update(
                 self.owner, self.name, run_id, status="completed", conclusion=output.conclusion, output=payload, **extra
-            )
+            ))
         else:
-            run_id = self.gh.rest.checks.create(
+            run_id = int(self._json(lambda: self.gh.rest.checks.create(
                 self.owner, self.name, name=CHECK_NAME, head_sha=head_sha, status="completed",
                 conclusion=output.conclusion, output=payload, **extra,
-            ).json()["id"]
+            ))["id"])
         for batch in batches[1:]:
             more = {"title": payload["title"], "summary": payload["summary"], "annotations": [self._safe_annotation(a) for a in batch]}
-            self.gh.rest.checks.update(self.owner, self.name, run_id, output=more)
-        return int(run_id)
+            self._json(lambda more=more: self.gh.rest.checks.update(self.owner, self.name, run_id, output=more))  # type: ignore[misc]
+        return run_id
 
     def _safe_annotation(self, annotation: dict[str, Any]) -> dict[str, Any]:
         return {k: self._safe(v) if isinstance(v, str) else v for k, v in annotation.items()}
@@ -223,5 +234,6 @@ class GitHubOutput:
         comments = self.client.list_review_comments(pr.number)
         if any(c.get("in_reply_to_id") == comment_id and tag in (c.get("body") or "") for c in comments):
             return False
-        self.gh.rest.pulls.create_reply_for_review_comment(self.owner, self.name, pr.number, comment_id, body=self._safe(f"{tag}\n{body}"))
+        text = self._safe(f"{tag}\n{body}")
+        self._json(lambda: self.gh.rest.pulls.create_reply_for_review_comment(self.owner, self.name, pr.number, comment_id, body=text))
         return True

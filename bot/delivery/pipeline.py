@@ -28,17 +28,20 @@ from bot.delivery.models import Phase, Progress, RoundRecord
 from bot.delivery.progress import render_progress
 from bot.delivery.render import record_round, render_pr_body
 from bot.delivery.replies import render_reply
+from bot.delivery.safety import safe_outgoing
 from bot.loop.harness import SandboxChecks, route, run_task
-from bot.loop.result import Handoff, RunResult
+from bot.loop.result import Handoff, Outcome, RunResult
 from bot.loop.secrets import held_secrets
 from bot.model.base import Model
 from bot.model.select import open_model
+from bot.errors import PolicyViolation
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome
 from bot.sandbox.select import open_sandbox
 from bot.settings import Settings
 from bot.snapshot import Snapshot
 from bot.workspace.branch import branch_name
-from bot.workspace.git import Workspace, WorkspaceError
+from bot.workspace.gate import PatchGate
+from bot.workspace.git import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -104,12 +107,11 @@ class DeliveryPipeline:
         self.stage = stage or ContractStage(settings)
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
-        job = Job(self, snapshot, ctx)
-        return job.run()
+        return Attempt(self, snapshot, ctx).run()
 
 
-class Job:
-    """One attempt of one job; every side effect on GitHub goes through `out` (redacted, fail-closed)."""
+class Attempt:
+    """One attempt at one job; every side effect on GitHub goes through `out` (redacted, fail-closed)."""
 
     def __init__(self, pipeline: DeliveryPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
         self.p, self.snapshot, self.ctx = pipeline, snapshot, ctx
@@ -119,6 +121,8 @@ class Job:
         self.out = GitHubOutput(ctx.github, secrets=self.secrets)
         self.issue = snapshot.number
         self.pr: PullRef | None = None
+        self.ws: Workspace | None = None
+        self.saving_work = False
         self.rounds: list[RoundRecord] = []
         self.progress = Progress(issue_number=self.issue, round_kind=snapshot.kind)
 
@@ -126,7 +130,12 @@ class Job:
         return [*self.settings.secret_values(), self.ctx.github.token.get_secret_value(), *self.extra_secrets]
 
     def save(self) -> None:
-        self.ctx.checkpoint(delivery=self.state.model_dump(mode="json"))
+        """Persist the state; raises JobInterrupted after `/agent stop` or on shutdown, except while saving work."""
+        try:
+            self.ctx.checkpoint(delivery=self.state.model_dump(mode="json"))
+        except JobInterrupted:
+            if not self.saving_work:
+                raise
 
     # ---- the job --------------------------------------------------------------------------
 
@@ -164,8 +173,8 @@ class Job:
         self.state.comment_id = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
         self.save()
 
-    def finish_progress(self, outcome: str, reason: str) -> None:
-        self.progress.outcome, self.progress.reason = outcome, reason  # type: ignore[assignment]
+    def finish_progress(self, outcome: Outcome, reason: str) -> None:
+        self.progress.outcome, self.progress.reason = outcome, reason
         self.state.comment_id = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
 
     # ---- workspace and loop ---------------------------------------------------------------
@@ -186,9 +195,14 @@ class Job:
         self.save()
         return ws
 
-    def execute(self, contract: TaskContract) -> RunResult:
-        ws = self.workspace()
+    def attach(self, ws: Workspace) -> Workspace:
+        """Work in `ws`; the secrets its repository holds (.env files and the like) join what redaction removes."""
+        self.ws = ws
         self.extra_secrets = held_secrets(self.settings, os.environ, ws.path)
+        return ws
+
+    def execute(self, contract: TaskContract) -> RunResult:
+        ws = self.attach(self.workspace())
         trace = Path(self.state.job_dir).with_suffix(".trace.jsonl")
 
         def progress(line: str) -> None:
@@ -214,16 +228,23 @@ class Job:
         except Exception as exc:
             self.save_work(ws, contract, f"the run crashed: {type(exc).__name__}: {exc}")
             raise
-        self.push(ws)
         return result
 
     def push(self, ws: Workspace) -> None:
+        """Push the checkpoints (a no-op when the remote has them already; never forced)."""
         if ws.head_sha != ws.base_sha:
             ws.push(token=self.ctx.github.token.get_secret_value())
 
     def save_work(self, ws: Workspace, contract: TaskContract, reason: str) -> None:
         """Push the checkpoints and open or update the draft PR with a handoff, before the error goes on."""
+        self.saving_work = True
         try:
+            try:
+                # Edits made since the loop's last checkpoint are kept too, if the patch gate allows them.
+                message = safe_outgoing(f"ai-fix: work in progress ({reason})", self.secrets())
+                ws.checkpoint(message, gate=PatchGate(ws.path, contract.scope, contract.budget, base_reader=ws.read_base))
+            except PolicyViolation:
+                ws.rollback()
             if ws.head_sha == ws.base_sha and self.pr is None:
                 self.finish_progress("failed", reason)
                 return
@@ -243,6 +264,7 @@ class Job:
                 ),
             )
             self.deliver(result, final=False)
+            self.finish_progress("failed", reason)
         except Exception as exc:  # the original error matters more; this one is only logged
             log.error("could not save the work of job %s: %s", self.ctx.job_id, type(exc).__name__)
 
@@ -251,13 +273,19 @@ class Job:
     def deliver(self, result: RunResult, *, final: bool = True) -> JobOutcome:
         if final:
             self.phase("checks")
-        if result.head_sha and result.head_sha != result.base_sha or self.pr is not None:
+        changed = bool(result.head_sha) and result.head_sha != result.base_sha
+        if changed and not self.state.delivered:
+            # A later attempt delivering a recorded run finds the checkpoints in the job directory.
+            self.push(self.ws or self.attach(Workspace.resume(self.state.job_dir)))
+        if changed or self.pr is not None:
             self.publish(result)
         if final:
             self.progress.current = None
             self.finish_progress(result.outcome, result.reason)
             self.state.delivered = True
             self.save()
+            if self.ws is not None:
+                self.ws.remove()  # everything is pushed; the trace stays beside the job directory
         data = {"pr": self.pr.html_url if self.pr else "", "branch": result.branch, "head": result.head_sha}
         return JobOutcome(status=STATUS[result.outcome], reason=result.reason, data=data)  # type: ignore[arg-type]
 

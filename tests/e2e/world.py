@@ -129,30 +129,32 @@ class World:
         return sorted({f for text in self.sent() for f in forms if f in text})
 
 
-def start_world(root: Path, stack: ExitStack) -> World:
+def make_remote(root: Path) -> Path:
+    """The sample repository (its own config, a secret in `.env`) pushed to a bare repository on disk."""
     files, _issue = sample()
     files[".github/ai-fix.yml"] = config()
     files[".env"] = f"DEPLOY_TOKEN={CANARY}-in-the-repo\n"
     repo = make_repo(root / "origin", files)
     bare = root / "remote.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    return bare
 
-    github = PullsGitHub(app_id=4343)
+
+def make_github(bare: Path, app_id: int) -> PullsGitHub:
+    github = PullsGitHub(app_id=app_id)
     github.installations[INSTALLATION] = [REPO]
     github.permissions[(REPO, SENDER)] = "admin"
     github.git_dirs[REPO] = bare
-    github_url = stack.enter_context(serve(github.asgi()))
+    return github
 
-    model_api, model_url = stack.enter_context(serve_fake_api(ScriptedModel([])))
 
-    port = free_port()
-    log = root / "serve.log"
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
+def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str) -> dict[str, str]:
+    """The service's settings, as `ai-fix serve` reads them from the environment."""
+    return {
         **SECRETS,
         "AIFIX_APP_ID": str(github.app_id),
         "AIFIX_PRIVATE_KEY": github.private_key_pem,
-        "AIFIX_GITHUB_API_URL": github_url + "/",
+        "AIFIX_GITHUB_API_URL": github_url,
         "AIFIX_ANTHROPIC_BASE_URL": model_url,
         "AIFIX_DATABASE_URL": f"sqlite:///{root / 'ai-fix.db'}",
         "AIFIX_PIPELINE": "bot.delivery.pipeline:DeliveryPipeline",
@@ -161,6 +163,18 @@ def start_world(root: Path, stack: ExitStack) -> World:
         "AIFIX_WORK_DIR": str(root / "work"),
         "AIFIX_WORKERS": "1",
     }
+
+
+def start_world(root: Path, stack: ExitStack) -> World:
+    bare = make_remote(root)
+    github = make_github(bare, app_id=4343)
+    github_url = stack.enter_context(serve(github.asgi()))
+
+    model_api, model_url = stack.enter_context(serve_fake_api(ScriptedModel([])))
+
+    port = free_port()
+    log = root / "serve.log"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}, **service_env(root, github, github_url + "/", model_url)}
     command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)

@@ -351,7 +351,8 @@ class FakeGitHub:
         if data is None:
             return "a JSON body is required" if op.body_required else ""
         try:
-            jsonschema.validate(data, op.body_schema, cls=jsonschema.Draft202012Validator)
+            # A validator without jsonschema.validate's meta-check of the (fixed) spec schema: 100x faster.
+            jsonschema.Draft202012Validator(op.body_schema).validate(data)
         except jsonschema.ValidationError as exc:
             return f"body: {exc.message} at {list(exc.absolute_path)}"
         return ""
@@ -360,7 +361,7 @@ class FakeGitHub:
         spec = op.responses.get(str(response.status_code))
         if spec and spec["schema"] is not None:
             try:
-                jsonschema.validate(response.json(), spec["schema"], cls=jsonschema.Draft202012Validator)
+                jsonschema.Draft202012Validator(spec["schema"]).validate(response.json())
             except jsonschema.ValidationError as exc:  # the fake itself answered off-spec: a bug in the test helper
                 self.violations.append(f"fake answer to {op.op_id} breaks the schema: {exc.message}")
 

@@ -1,0 +1,123 @@
+"""Never losing work: the real worker (in-process) running the delivery pipeline, with GitHub faked through
+respx (OpenAPI-checked), the fake Messages API on loopback, a bare repository as the remote and bwrap.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.delivery.github_out import HANDOFF_LABEL
+from bot.delivery.markers import PR_KIND, find_marker
+from bot.delivery.pipeline import DeliveryPipeline
+from bot.github.client import GitHubApp
+from bot.github.retry import RetryPolicy
+from bot.model.base import ModelRequest
+from bot.model.scripted import ScriptedModel, Turn, call, turn
+from bot.queue.models import WORK_KINDS, Trigger
+from bot.queue.store import Store
+from bot.queue.worker import WorkerConfig, WorkerPool
+from bot.settings import load_settings
+from tests.delivery.fake_pulls import PullsGitHub
+from tests.support.webhooks import INSTALLATION, REPO
+from tests.support_model import FakeMessagesAPI, serve_fake_api
+
+from .test_pull_requests import FIX_SCRIPT, PLAN
+from .world import SENDER, make_github, make_remote, service_env
+
+APP_IDS = itertools.count(72_000)
+TITLE = "add() subtracts instead of adding"
+BODY = "## Goal\n`add(a, b)` returns the sum.\n\n## Acceptance criteria\n- `add(2, 3)` returns 5\n\n## Checks\n- tests\n"
+
+
+@dataclass
+class Worker:
+    pool: WorkerPool
+    store: Store
+    github: PullsGitHub
+    model_api: FakeMessagesAPI
+    bare: Path
+
+    def attempt(self) -> None:
+        """Claim the job (again, after a failed attempt) and run it the way a worker thread does."""
+        job = self.store.claim(self.pool.owner, WORK_KINDS, 60)
+        assert job is not None, "no job to claim"
+        self.pool.run_job(job)
+
+    def job(self) -> dict:
+        [job] = self.store.list_jobs()
+        return job.model_dump()
+
+
+@pytest.fixture
+def worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Worker]:
+    bare = make_remote(tmp_path)
+    github = make_github(bare, app_id=next(APP_IDS))
+    github.add_issue(REPO, 1, title=TITLE, body=BODY, author=SENDER, labels=("ai-fix",))
+    with github.mock(), serve_fake_api(ScriptedModel([])) as (model_api, model_url):
+        for name, value in service_env(tmp_path, github, github.base_url, model_url).items():
+            monkeypatch.setenv(name, value)  # read exactly as `ai-fix serve` reads them
+        settings = load_settings()
+        store = Store.from_url(settings.database_url)
+        store.init_schema()
+        app = GitHubApp.from_settings(settings, retry=RetryPolicy(backoff=0.001))
+        pool = WorkerPool(store, app, DeliveryPipeline(settings), settings, workers=0, config=WorkerConfig(retry_seconds=0.0))
+        trigger = Trigger(kind="issue", repo=REPO, number=1, installation_id=INSTALLATION, sender=SENDER,
+                          clone_url=f"file://{bare}", default_branch="main")
+        with store.transaction() as conn:
+            store.enqueue(conn, trigger, time.time())
+        yield Worker(pool, store, github, model_api, bare)
+        store.close()
+    assert github.violations == [], "requests that break GitHub's schema or auth rules"
+
+
+def test_a_crash_after_the_run_is_resumed_by_delivering_it_not_by_running_it_again(worker: Worker) -> None:
+    worker.model_api.scripted = ScriptedModel(list(FIX_SCRIPT))
+    # GitHub fails every try of opening the PR in the first attempt (server errors, retries exhausted).
+    worker.github.script("POST", r"/pulls$", *[httpx.Response(502, json={"message": "Server Error"}) for _ in range(4)])
+    worker.attempt()
+    first = worker.job()
+    assert first["status"] == "queued" and first["attempts"] == 1
+    assert any("answered 502" in str(e["data"]) for e in first["events"]), first["events"]
+    assert first["state"]["delivery"]["result"]["outcome"] == "accepted"
+    assert worker.github.pulls_of(REPO) == []
+    model_calls = len(worker.model_api.bodies)
+
+    worker.attempt()
+    assert worker.job()["status"] == "done"
+    assert len(worker.model_api.bodies) == model_calls, "the recorded run was delivered, not run again"
+    [pr] = worker.github.pulls_of(REPO)
+    assert find_marker(pr["body"], PR_KIND) == 1 and pr["draft"] is False
+    assert "return a + b" in _show(worker.bare, f"{pr['head']['ref']}:calc.py")
+
+
+def test_agent_stop_mid_run_pushes_the_work_and_opens_a_draft_handoff(worker: Worker) -> None:
+    def stop_now(request: ModelRequest) -> Turn:
+        worker.store.cancel_target(REPO, 1, "stopped by @Codertocat (/agent stop)")
+        return turn("Look again.", call("str_replace_based_edit_tool", command="view", path="calc.py"))
+
+    worker.model_api.scripted = ScriptedModel([
+        turn("Plan.", PLAN),
+        turn("Docstring first.", call("str_replace_based_edit_tool", command="str_replace", path="calc.py",
+                                      old_str='"""The sum of a and b."""', new_str='"""Return a plus b."""'),
+             call("run_checks", names=["tests"])),
+        stop_now,
+    ])
+    worker.attempt()
+    assert worker.job()["status"] == "cancelled"
+    [pr] = worker.github.pulls_of(REPO)
+    assert pr["draft"] is True and worker.github.labels[(REPO, pr["number"])] == [HANDOFF_LABEL]
+    assert "stopped by /agent stop" in pr["body"] and "## Handoff\n\n**Done:**" in pr["body"]
+    assert "Return a plus b" in _show(worker.bare, f"{pr['head']['ref']}:calc.py"), "the checkpointed edit is on the remote"
+
+
+def _show(bare: Path, spec: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", f"--git-dir={bare}", "show", spec], capture_output=True, text=True, check=True).stdout
