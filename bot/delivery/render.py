@@ -127,7 +127,7 @@ def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
         "",
         f"- Checks after the change: {passing} of {len(result.contract.checks)} pass"
         + (f" (on the base commit: {_passing(result.baseline)})" if result.baseline else ""),
-        f"- {len(result.diff.files)} files changed, +{result.diff.added} −{result.diff.removed} lines",
+        f"- {_count(len(result.diff.files), 'file')} changed, +{result.diff.added} −{result.diff.removed} lines",
         f"- Round {len(rounds) + 1}" + (f" (earlier rounds: {', '.join(_round_line(r) for r in rounds)})" if rounds else ""),
     ]
     if result.plan and result.plan.steps:
@@ -192,7 +192,7 @@ def _changes(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
         return "\n".join(lines + ["No files changed."])
     lines += ["| file | status | + | − |", "|---|---|---:|---:|"]
     lines += [f"| {code_span(f.path)} | {f.status} | {f.added} | {f.removed} |" for f in result.diff.files]
-    lines.append(f"| **{len(result.diff.files)} files** | | **{result.diff.added}** | **{result.diff.removed}** |")
+    lines.append(f"| **{_count(len(result.diff.files), 'file')}** | | **{result.diff.added}** | **{result.diff.removed}** |")
     return "\n".join(lines)
 
 
@@ -319,6 +319,10 @@ def _cost(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
             f"| {c.cache_read_tokens:,} | {c.cache_write_tokens:,} | {usd} | {_duration(c.wall_s)} |",
         ]
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _duration(seconds: float) -> str:
