@@ -1,4 +1,4 @@
-"""The HTTP adapter: POST /webhook over the sans-I/O core, plus /healthz, /tasks and /metrics.
+"""The service's HTTP app: POST /webhook (bot.intake.webhook), /healthz, /tasks and /metrics.
 
 `create_app` takes every adapter as a parameter (store, GitHub, pipeline) so tests and later
 subsystems swap them without patching.
@@ -6,10 +6,7 @@ subsystems swap them without patching.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
-import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, get_args
@@ -21,36 +18,14 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.errors import StoreUnavailable
-from bot.intake.events import MalformedDelivery, parse_event
 from bot.intake.metrics import Metrics
-from bot.intake.signature import InvalidSignature, verify_signature
-from bot.intake.triggers import decide
-from bot.queue.intake import Incoming, IntakeWriter
+from bot.intake.webhook import MAX_BODY, WebhookEndpoint
+from bot.queue.intake import IntakeWriter
 from bot.queue.models import Job, JobStatus
 from bot.queue.pipeline import Pipeline, SnapshotOnly
 from bot.queue.store import Store
 from bot.queue.worker import GitHubApps, WorkerConfig, WorkerPool
 from bot.settings import Settings
-
-log = logging.getLogger(__name__)
-
-MAX_BODY = 25 * 1024 * 1024
-"""GitHub caps payloads at 25 MB; anything larger is not from GitHub."""
-
-
-async def _read_limited(request: Request, limit: int) -> bytes | None:
-    """The body, or None as soon as it is known to exceed `limit` (without reading the rest)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _task_json(job: Job, *, full: bool) -> dict[str, Any]:
@@ -70,7 +45,6 @@ def create_app(
     max_body: int = MAX_BODY,
 ) -> Starlette:
     """The ASGI app. Without `github` it only takes deliveries in (no workers run in this process)."""
-    secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     admin = settings.admin_token.get_secret_value() if settings.admin_token else ""
     metrics = Metrics()
     writer = IntakeWriter(store)
@@ -79,34 +53,6 @@ def create_app(
         if github is not None
         else None
     )
-
-    def answer(event: str, outcome: str, started: float, status: int, body: dict[str, Any]) -> JSONResponse:
-        metrics.observe(event, outcome, time.perf_counter() - started)
-        return JSONResponse(body, status_code=status)
-
-    async def webhook(request: Request) -> Response:
-        started = time.perf_counter()
-        event_name = request.headers.get("x-github-event", "") or "unknown"
-        body = await _read_limited(request, max_body)
-        if body is None:
-            return answer(event_name, "too_large", started, 413, {"error": f"payload larger than {max_body} bytes"})
-        try:
-            verify_signature(body, request.headers.get("x-hub-signature-256"), secret)
-        except InvalidSignature as exc:
-            return answer(event_name, "unauthorized", started, 401, {"error": str(exc)})
-        try:
-            event = parse_event(request.headers, body)
-        except MalformedDelivery as exc:
-            return answer(event_name, "malformed", started, 400, {"error": str(exc)})
-        decision = decide(event, trigger_label=settings.trigger_label, app_id=settings.app_id)
-        item = Incoming(event=event, body=body, decision=decision, received_at=time.time())
-        try:
-            ack = await asyncio.wrap_future(writer.submit(item))
-        except StoreUnavailable as exc:
-            log.error("delivery %s refused: %s", event.delivery_id, exc)
-            return answer(event.name, "unavailable", started, 503, {"error": "job store unavailable; GitHub can redeliver later"})
-        status = 200 if ack.outcome in ("ping", "duplicate") else 202
-        return answer(event.name, ack.outcome, started, status, {"outcome": ack.outcome, "job_id": ack.job_id, "reason": ack.reason})
 
     async def healthz(request: Request) -> Response:
         try:
@@ -173,7 +119,7 @@ def create_app(
 
     app = Starlette(
         routes=[
-            Route("/webhook", webhook, methods=["POST"]),
+            Route("/webhook", WebhookEndpoint(settings, writer, metrics, max_body=max_body), methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/tasks", tasks, methods=["GET"]),
             Route("/tasks/{task_id:int}", task, methods=["GET"]),

@@ -6,14 +6,13 @@ always means "on disk". Batching amortises the fsync over the requests that arri
 
 from __future__ import annotations
 
-import concurrent.futures
+import asyncio
 import json
 import logging
 import queue
 import sqlite3
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from bot.errors import StoreUnavailable
 from bot.intake.events import Event
@@ -98,12 +97,15 @@ def apply_batch(store: Store, items: list[Incoming]) -> list[Ack | Exception]:
 
 
 class IntakeWriter:
-    """The single writer thread: takes whatever deliveries are waiting and commits them together."""
+    """The single writer thread: takes whatever deliveries are waiting and commits them together.
+
+    Answers go back to the event loop in one call per batch (not one wake-up per delivery).
+    """
 
     def __init__(self, store: Store, *, max_batch: int = 256) -> None:
         self.store = store
         self.max_batch = max_batch
-        self._queue: queue.SimpleQueue[tuple[Incoming, concurrent.futures.Future[Ack]] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="ai-fix-intake-writer", daemon=True)
         self._checkpointer = threading.Thread(target=self._checkpoints, name="ai-fix-wal-checkpoint", daemon=True)
         self._stopped = threading.Event()
@@ -119,6 +121,15 @@ class IntakeWriter:
             self._thread.join(timeout=10)
             self._checkpointer.join(timeout=10)
 
+    async def submit(self, item: Incoming) -> Ack:
+        """Store the delivery; returns once it is committed. StoreUnavailable if it could not be."""
+        if self._stopped.is_set() or not self._thread.is_alive():
+            raise StoreUnavailable("the intake writer is not running; the server is shutting down")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Ack] = loop.create_future()
+        self._queue.put(_Pending(item, future, loop))
+        return await future
+
     def _checkpoints(self, every: float = 1.0) -> None:
         # A checkpoint inside the writer's commit would stall every acknowledgement waiting on it.
         while not self._stopped.wait(every):
@@ -126,14 +137,6 @@ class IntakeWriter:
                 self.store.checkpoint()
             except StoreUnavailable as exc:
                 log.warning("%s", exc)
-
-    def submit(self, item: Incoming) -> concurrent.futures.Future[Ack]:
-        future: concurrent.futures.Future[Ack] = concurrent.futures.Future()
-        if self._stopped.is_set() or not self._thread.is_alive():
-            future.set_exception(StoreUnavailable("the intake writer is not running; the server is shutting down"))
-            return future
-        self._queue.put((item, future))
-        return future
 
     def _run(self) -> None:
         try:
@@ -159,15 +162,35 @@ class IntakeWriter:
             if stop:
                 return
 
-    def _commit(self, batch: list[tuple[Incoming, concurrent.futures.Future[Ack]]]) -> None:
+    def _commit(self, batch: list[_Pending]) -> None:
         try:
-            results: list[Any] = apply_batch(self.store, [item for item, _ in batch])
+            results: list[Ack | Exception] = apply_batch(self.store, [p.item for p in batch])
         except (StoreUnavailable, sqlite3.Error) as exc:
             log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
             error = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(f"job store failed: {exc}")
             results = [error] * len(batch)
-        for (_, future), result in zip(batch, results):
-            if isinstance(result, Exception):
-                future.set_exception(result)
-            else:
-                future.set_result(result)
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
+        for pending, result in zip(batch, results):
+            by_loop.setdefault(pending.loop, []).append((pending.future, result))
+        for loop, answers in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle, answers)
+            except RuntimeError:  # that loop has closed: nobody is waiting any more
+                pass
+
+
+@dataclass(frozen=True)
+class _Pending:
+    item: Incoming
+    future: asyncio.Future[Ack]
+    loop: asyncio.AbstractEventLoop
+
+
+def _settle(answers: list[tuple[asyncio.Future[Ack], Ack | Exception]]) -> None:
+    for future, result in answers:
+        if future.done():
+            continue
+        if isinstance(result, Exception):
+            future.set_exception(result)
+        else:
+            future.set_result(result)

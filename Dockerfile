@@ -1,0 +1,27 @@
+# ai-fix serve in a small image, running as a non-root user.
+#   docker build -t ai-fix . && docker run -p 8000:8000 -v ai-fix-data:/data --env-file ai-fix.env ai-fix
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY bot ./bot
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+FROM python:3.11-slim
+# git: the workers clone and push the repository they work on.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 10001 aifix \
+    && mkdir /data && chown aifix /data
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+USER aifix
+WORKDIR /data
+ENV AIFIX_DATABASE_URL=sqlite:////data/ai-fix.db \
+    AIFIX_WORK_DIR=/data/work \
+    PYTHONUNBUFFERED=1
+VOLUME /data
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=3s \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2)"
+CMD ["ai-fix", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -1,0 +1,103 @@
+"""POST /webhook as a bare ASGI endpoint over the sans-I/O core.
+
+It is the hot path (GitHub waits on it, and it must answer in milliseconds), so it skips Starlette's
+Request/Response objects: read the body with a size cap, verify, parse, decide, hand the delivery to
+the intake writer, and answer once it is committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import orjson
+
+from bot.errors import StoreUnavailable
+from bot.intake.events import MalformedDelivery, parse_event
+from bot.intake.metrics import Metrics
+from bot.intake.signature import InvalidSignature, verify_signature
+from bot.intake.triggers import decide
+from bot.queue.intake import Incoming, IntakeWriter
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+MAX_BODY = 25 * 1024 * 1024
+"""GitHub caps payloads at 25 MB; anything larger is not from GitHub."""
+
+
+class TooLarge(Exception):
+    pass
+
+
+async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
+    """The request body; TooLarge as soon as it is known to exceed `limit`, without reading the rest."""
+    if declared.isdigit() and int(declared) > limit:
+        raise TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise TooLarge if size > limit else ConnectionError("client went away")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+class WebhookEndpoint:
+    def __init__(self, settings: Settings, writer: IntakeWriter, metrics: Metrics, *, max_body: int = MAX_BODY) -> None:
+        self.secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
+        self.trigger_label = settings.trigger_label
+        self.app_id = settings.app_id
+        self.writer = writer
+        self.metrics = metrics
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        event_name = headers.get("x-github-event") or "unknown"
+        try:
+            body = await read_body(receive, headers.get("content-length", ""), self.max_body)
+        except TooLarge:
+            status, outcome, answer = 413, "too_large", {"error": f"payload larger than {self.max_body} bytes"}
+        except ConnectionError:
+            return
+        else:
+            status, outcome, answer = await self.handle(headers, body)
+            event_name = headers.get("x-github-event") or "unknown"
+        self.metrics.observe(event_name, outcome, time.perf_counter() - started)
+        data = orjson.dumps(answer)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+        await send({"type": "http.response.body", "body": data})
+
+    async def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, str, dict[str, Any]]:
+        """(HTTP status, outcome for the metrics, JSON answer) for one delivery."""
+        try:
+            verify_signature(body, headers.get("x-hub-signature-256"), self.secret)
+        except InvalidSignature as exc:
+            return 401, "unauthorized", {"error": str(exc)}
+        try:
+            event = parse_event(headers, body)
+        except MalformedDelivery as exc:
+            return 400, "malformed", {"error": str(exc)}
+        decision = decide(event, trigger_label=self.trigger_label, app_id=self.app_id)
+        try:
+            ack = await self.writer.submit(Incoming(event, body, decision, time.time()))
+        except StoreUnavailable as exc:
+            log.error("delivery %s refused: %s", event.delivery_id, exc)
+            return 503, "unavailable", {"error": "job store unavailable; GitHub can redeliver later"}
+        status = 200 if ack.outcome in ("ping", "duplicate") else 202
+        return status, ack.outcome, {"outcome": ack.outcome, "job_id": ack.job_id, "reason": ack.reason}
