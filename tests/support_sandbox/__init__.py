@@ -3,7 +3,9 @@
 Other test folders use it as:
 
     from support_sandbox import open_test_sandbox, skip_reason
-    sandbox = open_test_sandbox("podman", workspace)   # started; call .close() (or use `with closing(...)`)
+    sandbox = open_test_sandbox("auto", workspace)   # started (podman here, else bwrap); call .close()
+
+or, in a conftest.py, `from support_sandbox.fixtures import kind, sandbox` for a test per backend.
 
 The podman image is built once (`podman import` of a tiny root filesystem) under a fixed name, so
 later runs reuse it; the host's /usr and the Python running the tests (with its venv, so pytest is
@@ -102,8 +104,15 @@ def image_config(**overrides: object) -> SandboxConfig:
     return SandboxConfig(image=TEST_IMAGE, **overrides)  # type: ignore[arg-type]
 
 
+def default_kind() -> str:
+    """What `auto` picks in tests: podman when it runs here, else bwrap."""
+    return "podman" if skip_reason("podman") is None else "bwrap"
+
+
 def open_test_sandbox(kind: str, workspace: Path, config: SandboxConfig | None = None) -> Sandbox:
-    """A started sandbox of `kind` over `workspace`, able to run the tests' Python and pytest."""
+    """A started sandbox of `kind` (podman, bwrap, none or auto) over `workspace`, able to run the tests' Python and pytest."""
+    if kind == "auto":
+        kind = default_kind()
     if kind == "podman":
         build_test_image()
         ro_paths = [Path("/usr"), *python_paths()]
