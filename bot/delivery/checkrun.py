@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -15,7 +15,8 @@ TEXT_LIMIT = 65_535
 """GitHub's limit for `output.summary` and `output.text`."""
 ANNOTATIONS_PER_REQUEST = 50
 
-CONCLUSIONS = {
+Conclusion = Literal["success", "failure", "action_required"]
+CONCLUSIONS: dict[str, Conclusion] = {
     "accepted": "success",
     "handed_off": "failure",
     "failed": "failure",
@@ -24,7 +25,7 @@ CONCLUSIONS = {
 
 
 class CheckRunOutput(BaseModel):
-    conclusion: str
+    conclusion: Conclusion
     title: str
     summary: str
     text: str
@@ -56,11 +57,11 @@ def render_check_run(result: RunResult, *, pr_url: str = "") -> CheckRunOutput:
         title=title[:255],
         summary=summary[:TEXT_LIMIT],
         text="\n".join(rows)[:TEXT_LIMIT],
-        annotations=annotations(result),
+        annotations=failing_test_annotations(result),
     )
 
 
-def annotations(result: RunResult) -> list[dict[str, Any]]:
+def failing_test_annotations(result: RunResult) -> list[dict[str, Any]]:
     """One `failure` annotation per failing test whose file and line are known."""
     out = []
     for r in result.final.results if result.final else []:

@@ -7,7 +7,7 @@ with backoff on 5xx and rate limits come from the client the queue builds for th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,7 +38,7 @@ class PullRef(BaseModel):
     body: str = ""
 
 
-def _pull(data: dict[str, Any]) -> PullRef:
+def _pull(data: Mapping[str, Any]) -> PullRef:
     return PullRef(
         number=data["number"],
         node_id=data.get("node_id", ""),
@@ -114,7 +114,7 @@ class GitHubOutput:
         # The title (and so the branch slug) may have changed since the PR was opened.
         prefix = f"ai-fix/{issue_number}-"
         for page in range(1, 11):
-            pulls = self._json(lambda: self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page))
+            pulls = self._json(lambda page=page: self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page))  # type: ignore[misc]
             for data in pulls:
                 if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(data.get("body"), PR_KIND) == issue_number:
                     return _pull(data)
@@ -185,19 +185,17 @@ class GitHubOutput:
             "text": self._safe(output.text),
             "annotations": [self._safe_annotation(a) for a in batches[0]],
         }
-        extra = {"details_url": details_url} if details_url else {}
+        fields: dict[str, Any] = {"status": "completed", "conclusion": output.conclusion, "output": payload}
+        if details_url:
+            fields["details_url"] = details_url
         existing = self._json(lambda: self.gh.rest.checks.list_for_ref(self.owner, self.name, head_sha, check_name=CHECK_NAME))
         runs = existing.get("check_runs", [])
         if runs:
             run_id = int(runs[0]["id"])
-            self._json(lambda: self.gh.rest.checks.update(
-                self.owner, self.name, run_id, status="completed", conclusion=output.conclusion, output=payload, **extra
-            ))
+            self._json(lambda: self.gh.rest.checks.update(self.owner, self.name, run_id, **fields))
         else:
-            run_id = int(self._json(lambda: self.gh.rest.checks.create(
-                self.owner, self.name, name=CHECK_NAME, head_sha=head_sha, status="completed",
-                conclusion=output.conclusion, output=payload, **extra,
-            ))["id"])
+            created = self._json(lambda: self.gh.rest.checks.create(self.owner, self.name, name=CHECK_NAME, head_sha=head_sha, **fields))
+            run_id = int(created["id"])
         for batch in batches[1:]:
             more = {"title": payload["title"], "summary": payload["summary"], "annotations": [self._safe_annotation(a) for a in batch]}
             self._json(lambda more=more: self.gh.rest.checks.update(self.owner, self.name, run_id, output=more))  # type: ignore[misc]

@@ -26,7 +26,7 @@ from bot.delivery.github_out import GitHubOutput, PullRef
 from bot.delivery.markers import read_rounds
 from bot.delivery.models import Phase, Progress, RoundRecord
 from bot.delivery.progress import render_progress
-from bot.delivery.render import record_round, render_pr_body
+from bot.delivery.render import render_pr_body
 from bot.delivery.replies import render_reply
 from bot.delivery.safety import safe_outgoing
 from bot.loop.harness import SandboxChecks, route, run_task
