@@ -12,6 +12,7 @@ import logging
 import queue
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 
 from bot.errors import StoreUnavailable
@@ -102,9 +103,16 @@ class IntakeWriter:
     Answers go back to the event loop in one call per batch (not one wake-up per delivery).
     """
 
+    CHECK_EVERY = 0.1
+    QUIET_SECONDS = 0.3
+    MAX_UNCHECKPOINTED = 4000
+    """Deliveries (about 14 KB each) the WAL may hold before a checkpoint is forced, even mid-burst."""
+
     def __init__(self, store: Store, *, max_batch: int = 256) -> None:
         self.store = store
         self.max_batch = max_batch
+        self._last_commit = 0.0
+        self._uncheckpointed = 0
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="ai-fix-intake-writer", daemon=True)
         self._checkpointer = threading.Thread(target=self._checkpoints, name="ai-fix-wal-checkpoint", daemon=True)
@@ -130,13 +138,17 @@ class IntakeWriter:
         self._queue.put(_Pending(item, future, loop))
         return await future
 
-    def _checkpoints(self, every: float = 1.0) -> None:
-        # A checkpoint inside the writer's commit would stall every acknowledgement waiting on it.
-        while not self._stopped.wait(every):
-            try:
-                self.store.checkpoint()
-            except StoreUnavailable as exc:
-                log.warning("%s", exc)
+    def _checkpoints(self) -> None:
+        # Copying the WAL into the database doubles the bytes written; done during a burst it delays every
+        # acknowledgement. So: in the first quiet moment, or when the WAL holds too many deliveries.
+        while not self._stopped.wait(self.CHECK_EVERY):
+            quiet = time.monotonic() - self._last_commit > self.QUIET_SECONDS
+            if self._uncheckpointed and (quiet or self._uncheckpointed >= self.MAX_UNCHECKPOINTED):
+                self._uncheckpointed = 0
+                try:
+                    self.store.checkpoint()
+                except StoreUnavailable as exc:
+                    log.warning("%s", exc)
 
     def _run(self) -> None:
         try:
@@ -169,6 +181,8 @@ class IntakeWriter:
             log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
             error = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(f"job store failed: {exc}")
             results = [error] * len(batch)
+        self._last_commit = time.monotonic()
+        self._uncheckpointed += len(batch)
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
         for pending, result in zip(batch, results):
             by_loop.setdefault(pending.loop, []).append((pending.future, result))

@@ -130,6 +130,8 @@ class Store:
                 conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
+                # After a checkpoint lets the WAL restart, truncate it back to this size.
+                conn.execute("PRAGMA journal_size_limit=67108864")
             except sqlite3.Error as exc:
                 raise StoreUnavailable(f"cannot open the job store {self.path}: {exc}; check AIFIX_DATABASE_URL") from exc
             conn.row_factory = sqlite3.Row

@@ -1,0 +1,224 @@
+"""Webhook acknowledgement benchmark: N signed deliveries at concurrency C against a real `ai-fix serve`.
+
+Protocol (the same as the Probot anchor in the README): GitHub's documented `issues.labeled` example
+payload, keep-alive connections, each delivery timed from the first byte sent to the last byte of the
+answer. Every delivery is a trigger for a different issue (so none merge) and a share of them are
+redeliveries of an earlier X-GitHub-Delivery (which must not create a job). Afterwards the job store is
+read: jobs must equal the distinct triggering deliveries, every delivery must be stored once.
+
+    .venv/bin/python bench/webhook_ack.py            # N=2000, C=50, starts ai-fix serve itself
+    .venv/bin/python bench/webhook_ack.py -n 5000 -c 100
+
+The server runs with AIFIX_WORKERS=0 (intake only: jobs stay queued, GitHub is not called) so the
+figure is the acknowledgement path alone: verify, parse, decide, commit durably, answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import os
+import random
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.intake.signature import sign  # noqa: E402
+
+PAYLOAD = ROOT / "tests" / "fixtures" / "webhooks" / "issues" / "labeled.json"
+SECRET = "bench-secret"
+
+
+def build_requests(n: int, redeliver: float, host: str) -> tuple[list[bytes], int, int]:
+    """The raw HTTP/1.1 requests, the distinct delivery count, and the body size."""
+    base = json.loads(PAYLOAD.read_text())
+    base["label"]["name"] = "ai-fix"
+    base["installation"] = {"id": 1, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
+    rng = random.Random(7)
+    sent: list[tuple[str, bytes]] = []
+    requests: list[bytes] = []
+    for i in range(n):
+        if sent and rng.random() < redeliver:
+            delivery, body = rng.choice(sent)
+        else:
+            payload = copy.deepcopy(base)
+            payload["issue"]["number"] = 10_000 + len(sent)
+            body = json.dumps(payload, indent=2).encode()
+            delivery = str(uuid.uuid4())
+            sent.append((delivery, body))
+        head = (
+            f"POST /webhook HTTP/1.1\r\nHost: {host}\r\nUser-Agent: GitHub-Hookshot/bench\r\n"
+            f"Content-Type: application/json\r\nX-GitHub-Event: issues\r\nX-GitHub-Delivery: {delivery}\r\n"
+            f"X-Hub-Signature-256: {sign(body, SECRET)}\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        requests.append(head.encode() + body)
+    return requests, len(sent), len(sent[0][1])
+
+
+async def _connection(host: str, port: int, queue: list[bytes], latencies: list[float], statuses: list[int]) -> None:
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        while queue:
+            request = queue.pop()
+            started = time.perf_counter()
+            writer.write(request)
+            status = int((await reader.readline()).split()[1])
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            await reader.readexactly(length)
+            latencies.append(time.perf_counter() - started)
+            statuses.append(status)
+    finally:
+        writer.close()
+
+
+async def run_load(host: str, port: int, requests: list[bytes], concurrency: int) -> tuple[list[float], list[int], float]:
+    queue = list(reversed(requests))
+    latencies: list[float] = []
+    statuses: list[int] = []
+    started = time.perf_counter()
+    await asyncio.gather(*(_connection(host, port, queue, latencies, statuses) for _ in range(concurrency)))
+    return latencies, statuses, time.perf_counter() - started
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+BASELINE = """
+import sys, uvicorn
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"{}"})
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+"""
+"""The same server stack answering 202 and storing nothing: what this machine allows right now."""
+
+
+def wait_for_port(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[bytes]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("the server did not start within 20 s")
+
+
+def start_server(db: Path, port: int, synchronous: str) -> subprocess.Popen[bytes]:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    env = {
+        **os.environ,
+        "AIFIX_APP_ID": "1",
+        "AIFIX_PRIVATE_KEY": pem,
+        "AIFIX_WEBHOOK_SECRET": SECRET,
+        "AIFIX_DATABASE_URL": f"sqlite:///{db}?synchronous={synchronous}",
+        "AIFIX_WORKERS": "0",
+        "AIFIX_GITHUB_API_URL": "http://127.0.0.1:9/",
+    }
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "ai-fix"), "serve", "--port", str(port)], env=env,
+                            stderr=subprocess.DEVNULL)
+    return wait_for_port(proc, port)
+
+
+def measure(server: subprocess.Popen[bytes], port: int, args: argparse.Namespace) -> tuple[list[float], list[int], float, float, int, int]:
+    """Warm up, then time the N deliveries: (latencies, statuses, wall s, server CPU s, distinct, body size)."""
+    warm, _, _ = build_requests(args.warmup, 0.0, f"127.0.0.1:{port}")
+    warm = [r.replace(b"X-GitHub-Event: issues", b"X-GitHub-Event: issues_warmup") for r in warm]
+    asyncio.run(run_load("127.0.0.1", port, warm, args.c))
+    requests, distinct, size = build_requests(args.n, args.redeliver, f"127.0.0.1:{port}")
+    cpu_before = server_cpu(server.pid)
+    latencies, statuses, wall = asyncio.run(run_load("127.0.0.1", port, requests, args.c))
+    return latencies, statuses, wall, server_cpu(server.pid) - cpu_before, distinct, size
+
+
+def report(name: str, n: int, latencies: list[float], wall: float, cpu: float) -> None:
+    ms = [x * 1000 for x in latencies]
+    print(f"{name}: ack latency ms p50 {percentile(ms, 50):.1f}  p90 {percentile(ms, 90):.1f}  p99 {percentile(ms, 99):.1f}  "
+          f"max {max(ms):.1f}; {n / wall:,.0f} deliveries/s; server CPU {cpu / n * 1e6:.0f} us/delivery")
+
+
+def server_cpu(pid: int) -> float:
+    """User + system CPU seconds of the server process (Linux /proc; 0 elsewhere)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        return 0.0
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1] if len(values) > 1 else values[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=2000, help="deliveries to send (default 2000)")
+    parser.add_argument("-c", type=int, default=50, help="concurrent keep-alive connections (default 50)")
+    parser.add_argument("--redeliver", type=float, default=0.05, help="share of deliveries that repeat an earlier id")
+    parser.add_argument("--warmup", type=int, default=200, help="deliveries sent first and not measured")
+    parser.add_argument("--synchronous", choices=["full", "normal"], default="full",
+                        help="full: every commit fsynced before its 202 (default); normal: committed to the WAL")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also run the load against the same server stack answering 202 and storing nothing")
+    args = parser.parse_args()
+
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; N={args.n}, concurrency {args.c}, keep-alive")
+    if args.baseline:
+        port = free_port()
+        baseline = wait_for_port(subprocess.Popen([sys.executable, "-c", BASELINE, str(port)]), port)
+        try:
+            latencies, _, wall, cpu, _, _ = measure(baseline, port, args)
+        finally:
+            baseline.terminate()
+            baseline.wait(timeout=30)
+        report("baseline (uvicorn, stores nothing)", args.n, latencies, wall, cpu)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db, port = Path(tmp) / "bench.db", free_port()
+        server = start_server(db, port, args.synchronous)
+        try:
+            latencies, statuses, wall, cpu, distinct, size = measure(server, port, args)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        with sqlite3.connect(db) as conn:
+            jobs = conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
+            stored = conn.execute("SELECT COUNT(*) FROM deliveries WHERE event = 'issues'").fetchone()[0]
+
+    report(f"ai-fix serve (SQLite WAL, synchronous={args.synchronous})", args.n, latencies, wall, cpu)
+    codes = {code: statuses.count(code) for code in sorted(set(statuses))}
+    ok = jobs == distinct and stored == distinct and set(codes) <= {200, 202}
+    print(f"deliveries: {args.n} of {size} bytes ({distinct} distinct, {args.n - distinct} redeliveries); answers {codes}; "
+          f"stored {stored} deliveries and {jobs} jobs, expected {distinct} of each: {'OK' if ok else 'MISMATCH'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
