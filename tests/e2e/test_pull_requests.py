@@ -147,3 +147,5 @@ def test_a_task_that_cannot_be_solved_hands_off_a_draft_with_the_work_pushed(wor
     assert re.search(r"## Handoff\n\n\*\*Done:\*\*", pr["body"]) and "step limit" in pr["body"]
     runs = [r for r in world.github.check_runs if r["head_sha"] == world.git("rev-parse", pr["head"]["ref"]).strip()]
     assert [r["conclusion"] for r in runs] == ["failure"]
+    assert {(a["path"], a["annotation_level"]) for a in runs[0]["annotations"]} == {("tests/test_calc.py", "failure")}
+    assert all(a["start_line"] > 0 for a in runs[0]["annotations"])
