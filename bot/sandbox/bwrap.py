@@ -21,7 +21,7 @@ from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
 from bot.sandbox.artifacts import read_artifact
 from bot.sandbox.base import ExecResult
-from bot.sandbox.environment import ARTIFACT_DIR, WORKDIR, sandbox_env
+from bot.sandbox.environment import ARTIFACT_DIR, HOME, WORKDIR, sandbox_env
 from bot.sandbox.identity import Identity, grant_workspace, private_dir, sandbox_identity
 from bot.sandbox.process import run_process
 
@@ -111,7 +111,8 @@ class BwrapSandbox:
         for path in self._ro_paths:
             if not any(path.is_relative_to(system) for system in SYSTEM_PATHS):
                 args += _parents(path) + ["--ro-bind", str(path), str(path)]
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "0755", "--dir", "/run"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
+        args += ["--perms", "0755", "--dir", "/run"]
         args += ["--bind", str(self.workspace), WORKDIR, "--bind", str(self._artifacts), ARTIFACT_DIR, "--chdir", WORKDIR]
         for key, value in env.items():
             args += ["--setenv", key, value]
@@ -135,7 +136,7 @@ class BwrapSandbox:
             "--",
             "/bin/sh",
             "-c",
-            'mkdir -p "$HOME" 2>/dev/null; umask 002; eval "$1"',
+            'umask 002; eval "$1"',
             "sh",
             command,
         ]

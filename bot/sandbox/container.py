@@ -45,6 +45,7 @@ CONTAINERS_CONF = "[containers]\n# The engine's default ulimits cannot be applie
 
 SERVER = r"""
 S=; command -v setsid >/dev/null 2>&1 && S=setsid
+mkdir -p "$HOME" 2>/dev/null
 oom() { sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null | head -n 1; }
 echo "READY $(oom)"
 while read -r n; do
@@ -223,7 +224,7 @@ class ContainerSandbox:
         n = next(self._serial)
         script = self._control / f"cmd-{n}.sh"
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in (env or {}).items())
-        script.write_text(f'mkdir -p "$HOME" 2>/dev/null\numask 002\ncd {WORKDIR} || exit 125\n{exports}{command}\n')
+        script.write_text(f"umask 002\ncd {WORKDIR} || exit 125\n{exports}{command}\n")
         try:
             if network and self.config.network == "setup":
                 return self._exec_networked(script, timeout=timeout, output_cap=output_cap)
