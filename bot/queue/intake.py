@@ -84,7 +84,7 @@ def apply_batch(store: Store, items: list[Incoming]) -> list[Ack | Exception]:
     try:
         with store.transaction() as conn:
             return [apply_delivery(store, conn, item) for item in items]
-    except sqlite3.Error:
+    except StoreUnavailable:
         if len(items) == 1:
             raise
     results: list[Ack | Exception] = []
@@ -92,8 +92,8 @@ def apply_batch(store: Store, items: list[Incoming]) -> list[Ack | Exception]:
         try:
             with store.transaction() as conn:
                 results.append(apply_delivery(store, conn, item))
-        except (sqlite3.Error, StoreUnavailable) as exc:
-            results.append(StoreUnavailable(f"could not store delivery {item.event.delivery_id}: {exc}"))
+        except StoreUnavailable as exc:
+            results.append(exc)
     return results
 
 
@@ -177,10 +177,9 @@ class IntakeWriter:
     def _commit(self, batch: list[_Pending]) -> None:
         try:
             results: list[Ack | Exception] = apply_batch(self.store, [p.item for p in batch])
-        except (StoreUnavailable, sqlite3.Error) as exc:
+        except StoreUnavailable as exc:
             log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
-            error = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(f"job store failed: {exc}")
-            results = [error] * len(batch)
+            results = [exc] * len(batch)
         self._last_commit = time.monotonic()
         self._uncheckpointed += len(batch)
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}

@@ -142,19 +142,29 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE … COMMIT: takes the write lock up front so read-then-write cannot race."""
+        """BEGIN IMMEDIATE … COMMIT: takes the write lock up front so read-then-write cannot race.
+
+        Any database error inside becomes StoreUnavailable after a rollback.
+        """
         conn = self.connection()
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"job store is unavailable ({exc}); retry later") from exc
-        try:
             yield conn
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StoreUnavailable(f"job store is unavailable ({exc}); retry later") from exc
             raise
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection for reads; database errors become StoreUnavailable."""
+        try:
+            yield self.connection()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"job store does not answer: {exc}") from exc
 
     def init_schema(self) -> None:
         conn = self.connection()
@@ -165,16 +175,12 @@ class Store:
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database without blocking writers (the intake writer never checkpoints itself)."""
-        try:
-            self.connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"WAL checkpoint failed: {exc}") from exc
+        with self.reading() as conn:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def ping(self) -> None:
-        try:
-            self.connection().execute("SELECT 1 FROM jobs LIMIT 1").fetchall()
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"job store does not answer: {exc}") from exc
+        with self.reading() as conn:
+            conn.execute("SELECT 1 FROM jobs LIMIT 1").fetchall()
 
     def close(self) -> None:
         with self._lock:
@@ -331,7 +337,8 @@ class Store:
             return cur.rowcount
 
     def cancel_requested(self, job_id: int) -> bool:
-        row = self.connection().execute("SELECT cancel_requested FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        with self.reading() as conn:
+            row = conn.execute("SELECT cancel_requested FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return bool(row and row[0])
 
     def finish(self, job_id: int, owner: str, status: str, reason: str, data: dict[str, Any] | None = None) -> bool:
@@ -394,8 +401,7 @@ class Store:
     # -- reading ----------------------------------------------------------------------------------
 
     def _jobs(self, where: str, params: Sequence[object], limit: int) -> list[Job]:
-        conn = self.connection()
-        try:
+        with self.reading() as conn:
             rows = conn.execute(f"SELECT * FROM jobs {where} ORDER BY id DESC LIMIT ?", (*params, limit)).fetchall()
             ids = [r["id"] for r in rows]
             triggers: dict[int, list[Trigger]] = {i: [] for i in ids}
@@ -405,8 +411,6 @@ class Store:
                     triggers[r[0]].append(Trigger.model_validate_json(r[1]))
                 for r in conn.execute(f"SELECT job_id, at, event, data FROM events WHERE job_id IN ({_marks(ids)}) ORDER BY id", ids):
                     events[r[0]].append(JobEvent(at=r[1], event=r[2], data=json.loads(r[3])))
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"job store does not answer: {exc}") from exc
         return [
             Job(
                 id=r["id"], repo=r["repo"], number=r["number"], kind=r["kind"], status=r["status"], reason=r["reason"],
@@ -429,11 +433,6 @@ class Store:
 
     def job_counts(self) -> dict[tuple[str, str], int]:
         """Jobs by (kind, status)."""
-        try:
-            rows = self.connection().execute("SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status").fetchall()
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"job store does not answer: {exc}") from exc
+        with self.reading() as conn:
+            rows = conn.execute("SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status").fetchall()
         return {(r[0], r[1]): int(r[2]) for r in rows}
-
-    def delivery_count(self) -> int:
-        return int(self.connection().execute("SELECT COUNT(*) FROM deliveries").fetchone()[0])

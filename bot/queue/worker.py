@@ -75,7 +75,7 @@ class WorkerPool:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stopping = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._running: dict[int, str] = {}
+        self._running: set[int] = set()
         self._lock = threading.Lock()
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -87,9 +87,7 @@ class WorkerPool:
             thread = threading.Thread(target=target, args=(kinds,), name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
-        heartbeat = threading.Thread(target=self._heartbeat, name="ai-fix-heartbeat", daemon=True)
-        heartbeat.start()
-        self._heartbeat_thread = heartbeat
+        threading.Thread(target=self._heartbeat, name="ai-fix-heartbeat", daemon=True).start()
 
     def stop(self, grace: float | None = None) -> None:
         """Stop claiming; give running jobs `grace` seconds to checkpoint; release the leases left."""
@@ -134,12 +132,14 @@ class WorkerPool:
                 self.stopping.wait(self.config.poll_seconds)
                 continue
             with self._lock:
-                self._running[job.id] = job.kind
+                self._running.add(job.id)
             try:
                 self.run_job(job)
+            except AiFixError as exc:  # the store failed while recording the outcome: the lease will expire
+                log.error("job %d: could not record its outcome: %s", job.id, exc)
             finally:
                 with self._lock:
-                    self._running.pop(job.id, None)
+                    self._running.discard(job.id)
 
     # -- one job ----------------------------------------------------------------------------------
 
