@@ -32,12 +32,14 @@ class NoSandbox:
         self.config = config
         self._env = dict(env or {})
         self._artifacts: Path | None = None
+        self._home = ""
         self.artifact_dir = ""
 
     def start(self) -> None:
         log.warning(WARNING)
         self._artifacts = Path(tempfile.mkdtemp(prefix="ai-fix-none-"))
         self.artifact_dir = str(self._artifacts)
+        self._home = tempfile.mkdtemp(prefix="ai-fix-none-home-")
 
     def exec(
         self,
@@ -50,7 +52,8 @@ class NoSandbox:
     ) -> ExecResult:
         # The environment is still the allowlist: even here ai-fix's own secrets stay out.
         full_env = sandbox_env(path=os.environ.get("PATH", "/usr/bin:/bin"), extra={**self._env, **(env or {})})
-        full_env.update({"HOME": str(self.workspace), "TMPDIR": tempfile.gettempdir(), "AI_FIX_ARTIFACTS": self.artifact_dir})
+        # HOME outside the workspace, so tools' dotfiles never show up in the diff.
+        full_env.update({"HOME": self._home, "TMPDIR": tempfile.gettempdir(), "AI_FIX_ARTIFACTS": self.artifact_dir})
         return run_process(["/bin/sh", "-c", command], env=full_env, cwd=self.workspace, timeout=timeout, output_cap=output_cap, config=self.config)
 
     def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
@@ -61,4 +64,5 @@ class NoSandbox:
     def close(self) -> None:
         if self._artifacts is not None:
             shutil.rmtree(self._artifacts, ignore_errors=True)
+            shutil.rmtree(self._home, ignore_errors=True)
             self._artifacts = None

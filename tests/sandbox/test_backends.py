@@ -128,8 +128,9 @@ def test_none_says_loudly_that_nothing_is_isolated(tmp_path: Path, caplog: pytes
         box = open_sandbox("none", tmp_path, SandboxConfig())
     try:
         assert "NOTHING IS ISOLATED" in caplog.text
-        result = box.exec("echo $PWD; env", timeout=10)
-        assert result.output.startswith(f"{tmp_path.resolve()}\n")
+        result = box.exec("echo $PWD; echo $HOME; env", timeout=10)
+        pwd, home = result.output.splitlines()[:2]
+        assert pwd == str(tmp_path.resolve()) and not home.startswith(pwd)
         assert "never-inside-even-here" not in result.output
         timed = box.exec("sleep 30", timeout=0.5)
         assert timed.timed_out and timed.exit_code is None
