@@ -1,8 +1,10 @@
 """The model's context in three layers, rendered as pure functions over the run's state.
 
 stable (cached): system prompt, tool rules, contract, conventions, repo map — byte-identical every
-step, so the prompt cache serves it after step 1. volatile: diff, latest failure, relevant slices,
-the last results. history: conclusions of earlier steps and the approaches ruled out.
+step, so the prompt cache serves it after step 1. volatile: first its slow part (scope, relevant
+code: unchanged until an edit or a check run, so it gets a cache breakpoint of its own), then plan,
+diff, latest failure, the last results and the limits. history: conclusions of earlier steps
+and the approaches ruled out.
 """
 
 from __future__ import annotations
@@ -58,16 +60,17 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
 
 
-def volatile_layer(
-    *, plan: Plan | None, scope_note: str, diff: str, failure: str, slices: str, last_results: str, limits: str
-) -> str:
+def focus_layer(*, scope_note: str, slices: str) -> str:
+    """The slow-changing part of the volatile layer."""
+    return "## Scope now\n" + scope_note + "\n\n## Relevant code\n" + (slices or "(none)")
+
+
+def volatile_layer(*, plan: Plan | None, diff: str, failure: str, last_results: str, limits: str) -> str:
     plan_text = "\n".join(f"{i}. {s.do} (done when: {s.done_when})" for i, s in enumerate(plan.steps, 1)) if plan else "(no plan yet: call `plan` first)"
     parts = [
         "## Plan\n" + plan_text,
-        "## Scope now\n" + scope_note,
         "## Current diff against the base commit\n" + (clip(diff, MAX_DIFF_CHARS) or "(no change yet)"),
         "## Latest check failure\n" + (failure or "(none)"),
-        "## Relevant code\n" + (slices or "(none)"),
         "## Results of your last actions\n" + (clip(last_results, MAX_RESULT_CHARS) or "(none yet)"),
         "## Limits left\n" + limits,
         "Answer with the next tool call(s).",

@@ -20,8 +20,6 @@ SNIPPET = 4
 class Editable(Protocol):
     path: Path
 
-    def stats(self) -> DiffStats: ...
-
 
 class Refused(Exception):
     """An edit the harness will not make; the message is for the model."""
@@ -96,8 +94,11 @@ def _new_content(root: Path, cmd: EditInput) -> tuple[str, str, int]:
     return rel, new, cmd.insert_line + 1
 
 
-def edit(workspace: Editable, gate: PatchGate, cmd: EditInput) -> Observation:
-    """Run one editor command; a refusal or gate decision comes back as a failed observation, never raised."""
+def edit(workspace: Editable, gate: PatchGate, cmd: EditInput, current: DiffStats) -> Observation:
+    """Run one editor command; a refusal or gate decision comes back as a failed observation, never raised.
+
+    `current` is the change so far against the base, for the gate's file and line limits.
+    """
     root = Path(workspace.path)
     try:
         if cmd.command == "view":
@@ -105,7 +106,7 @@ def edit(workspace: Editable, gate: PatchGate, cmd: EditInput) -> Observation:
         path, content, at = _new_content(root, cmd)
     except Refused as refusal:
         return Observation(ok=False, text=str(refusal))
-    decision = apply_write(workspace, path, content, gate, workspace.stats())  # type: ignore[arg-type]
+    decision = apply_write(workspace, path, content, gate, current)  # type: ignore[arg-type]
     if not decision.allowed:
         return Observation(ok=False, text=f"refused: {decision.reason}")
     lines = content.splitlines()

@@ -176,8 +176,10 @@ class Loop:
         self.usage, self.cost, self.steps = Usage(), 0.0, 0
         self.cost_known = True
         self.started = clock()
-        self._change: tuple[DiffStats, str] | None = None
-        """The change against the base (stats, diff), kept until the workspace changes."""
+        self._stats: DiffStats | None = None
+        self._diff: str | None = None
+        """The change against the base, asked of git again only after the workspace changed."""
+        self._retrieved: tuple[Query, str] | None = None
         self.stable = ""
         self.environment_ok = False
         """Set once setup and the baseline ran: only then are final checks worth running."""
@@ -253,35 +255,46 @@ class Loop:
 
     # ---- context and model -------------------------------------------------------------
 
-    def change(self) -> tuple[DiffStats, str]:
-        """Stats and diff against the base; git is asked again only after the workspace changed."""
-        if self._change is None:
-            stats = self.workspace.stats()
-            self._change = (stats, self.workspace.diff() if stats.files else "")
-        return self._change
+    def stats(self) -> DiffStats:
+        if self._stats is None:
+            self._stats = self.workspace.stats()
+        return self._stats
+
+    def diff(self) -> str:
+        if self._diff is None:
+            self._diff = self.workspace.diff() if self.stats().files else ""
+        return self._diff
 
     def changed(self) -> None:
-        self._change = None
+        self._stats = self._diff = None
 
     def request(self, record: StepRecord) -> ModelRequest:
-        diff = self.change()[1]
+        diff = self.diff()
         failure = "\n".join(r.summary or r.reason for r in failing(self.latest)) if self.latest else ""
-        self.context.refresh()
-        query = Query(text=f"{self.contract.title}\n{self.contract.goal}\n" + "\n".join(c.text for c in self.contract.acceptance_criteria), failure=failure, diff=diff)
-        slices = self.context.retrieve(query, self.config.slice_tokens).rendered
-        volatile = ctx.volatile_layer(
-            plan=self.plan, scope_note=self.scope_note, diff=diff, failure=failure, slices=slices,
-            last_results="\n\n".join(self.last_results), limits=self.limits_left(),
-        )
+        focus = ctx.focus_layer(scope_note=self.scope_note, slices=self.relevant_code(failure, diff))
+        volatile = ctx.volatile_layer(plan=self.plan, diff=diff, failure=failure, last_results="\n\n".join(self.last_results), limits=self.limits_left())
         history = ctx.history_layer(self.conclusions, self.ruled_out)
-        user = redact(history + "\n\n" + volatile, self.secrets, key_values=False)
-        record.context_tokens = {"stable": estimate_tokens(self.stable), "volatile": estimate_tokens(volatile), "history": estimate_tokens(history)}
+        record.context_tokens = {"stable": estimate_tokens(self.stable), "volatile": estimate_tokens(focus + volatile), "history": estimate_tokens(history)}
+        # The slow part of the volatile layer gets the second cache breakpoint: it stays the same until an edit or a check run.
+        content = [
+            {"type": "text", "text": redact(focus, self.secrets, key_values=False), "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": redact(history + "\n\n" + volatile, self.secrets, key_values=False)},
+        ]
         # The plan comes first: forced through tool_choice rather than refusing edits afterwards.
         choice = {"type": "tool", "name": "plan"} if self.plan is None else {"type": "any"}
         return ModelRequest(
-            model=self.config.model, system=self.stable, messages=[{"role": "user", "content": user}],
+            model=self.config.model, system=self.stable, messages=[{"role": "user", "content": content}],
             tools=ctx.tool_definitions(), tool_choice=choice, max_tokens=self.config.max_tokens,
         )
+
+    def relevant_code(self, failure: str, diff: str) -> str:
+        """Retrieval for the current failure and diff; the index is refreshed and asked again only after they changed."""
+        criteria = "\n".join(c.text for c in self.contract.acceptance_criteria)
+        query = Query(text=f"{self.contract.title}\n{self.contract.goal}\n{criteria}", failure=failure, diff=diff)
+        if self._retrieved is None or self._retrieved[0] != query:
+            self.context.refresh()
+            self._retrieved = (query, self.context.retrieve(query, self.config.slice_tokens).rendered)
+        return self._retrieved[1]
 
     def ask(self, request: ModelRequest, record: StepRecord) -> ModelResponse:
         began = self.clock()
@@ -373,7 +386,7 @@ class Loop:
         return Observation(ok=True, text="plan recorded")
 
     def do_edit(self, args: EditInput, intent: str) -> Observation:
-        observation = edit(self.workspace, self.gate, args)
+        observation = edit(self.workspace, self.gate, args, self.stats())
         if args.command != "view":
             what = f"{args.command} {args.path}" + (f" ({first_line(intent)})" if intent else "")
             if observation.ok:
@@ -388,7 +401,7 @@ class Loop:
 
     def run_checks(self, names: list[str] | None, record: StepRecord) -> CheckRun:
         began = self.clock()
-        run = self.checks.run(names, commit=self.workspace.head_sha, changed_files=[f.path for f in self.change()[0].files])
+        run = self.checks.run(names, commit=self.workspace.head_sha, changed_files=[f.path for f in self.stats().files])
         self.changed()  # checks may write files in the workspace
         record.checks_s += self.clock() - began
         self.latest = run
@@ -411,12 +424,12 @@ class Loop:
         return Observation(ok=True, text=redact(text + note, self.secrets, key_values=False))
 
     def do_finish(self, args: FinishInput, action: ActionRecord, record: StepRecord) -> Observation:
-        stats = self.change()[0]
+        stats = self.stats()
         if not stats.files:
             return Observation(ok=False, text="finish refused: nothing has changed yet; make the change the contract asks for")
         self.progress("phase: verifying finish")
         run = action.checks = self.run_checks(None, record)
-        violations = self.gate.violations(self.change()[0])  # after the checks: they may have written files
+        violations = self.gate.violations(self.stats())  # after the checks: they may have written files
         if run.passed and not violations:
             self.final, self.summary, self.risks = run, args.summary, args.risks
             action.observation = Observation(ok=True, text="verified: every contract check passes")
@@ -488,7 +501,7 @@ class Loop:
         return f"${self.cost:.4f}" if self.cost_known else "unknown (model not in the price table)"
 
     def limits_left(self) -> str:
-        b, stats = self.contract.budget, self.change()[0]
+        b, stats = self.contract.budget, self.stats()
         cost = f"${self.cost:.2f}/${b.max_cost_usd:.2f}" if self.cost_known else "unknown"
         return (
             f"steps {self.steps}/{b.max_steps}, cost {cost}, wall {(self.clock() - self.started) / 60:.1f}/{b.max_wall_minutes} min, "
@@ -498,7 +511,7 @@ class Loop:
     def check_limits(self) -> None:
         """Before every model call; the reserve leaves room for the final checks and the handoff."""
         b, keep = self.contract.budget, 1 - self.config.reserve
-        stats = self.change()[0]
+        stats = self.stats()
         reason = ""
         if self.steps >= b.max_steps:
             reason = f"the step limit ({b.max_steps}) was reached"

@@ -44,27 +44,53 @@ def call(name: str, **tool_input: Any) -> tuple[str, dict[str, Any]]:
 
 
 class PromptCache:
-    """Which stable prefixes have been written to the (simulated) cache."""
+    """Which prefixes have been written to the (simulated) cache.
+
+    The rule: each breakpoint closes a prefix; the longest prefix written before is read, the rest up
+    to the last breakpoint is written, what follows it is ordinary input.
+    """
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
 
-    def usage(self, prefix: str, rest: str, output: str) -> Usage:
-        prefix_tokens, rest_tokens = estimate_tokens(prefix), estimate_tokens(rest)
-        out = estimate_tokens(output)
-        if prefix_tokens < CACHE_MIN_TOKENS:
-            return Usage(input_tokens=prefix_tokens + rest_tokens, output_tokens=out)
-        key = hashlib.sha256(prefix.encode()).hexdigest()
-        if key in self._seen:
-            return Usage(input_tokens=rest_tokens, cache_read_tokens=prefix_tokens, output_tokens=out)
-        self._seen.add(key)
-        return Usage(input_tokens=rest_tokens, cache_write_tokens=prefix_tokens, output_tokens=out)
+    def usage(self, segments: list[str], rest: str, output: str) -> Usage:
+        """`segments` each end at a breakpoint, in order; `rest` follows the last one."""
+        prefixes = ["".join(segments[: i + 1]) for i in range(len(segments))]
+        keys = [hashlib.sha256(p.encode()).hexdigest() for p in prefixes]
+        cacheable = [i for i, p in enumerate(prefixes) if estimate_tokens(p) >= CACHE_MIN_TOKENS]
+        hits = [i for i in cacheable if keys[i] in self._seen]
+        read = estimate_tokens(prefixes[hits[-1]]) if hits else 0
+        written = estimate_tokens(prefixes[cacheable[-1]]) - read if cacheable else 0
+        self._seen.update(keys[i] for i in cacheable)
+        total = estimate_tokens("".join(segments)) + estimate_tokens(rest)
+        return Usage(
+            input_tokens=total - read - written, output_tokens=estimate_tokens(output),
+            cache_read_tokens=read, cache_write_tokens=written,
+        )
+
+
+def cache_segments(request: ModelRequest) -> tuple[list[str], str]:
+    """The request's text cut at its cache breakpoints: tools + system, then each marked message block."""
+    segments, current = [json.dumps(request.tools, sort_keys=True) + request.system], ""
+    for message in request.messages:
+        blocks = message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
+        for block in blocks:
+            current += block.get("text", json.dumps(block, sort_keys=True))
+            if block.get("cache_control"):
+                segments.append(current)
+                current = ""
+    return segments, current
+
+
+def user_text(request: ModelRequest) -> str:
+    """All text of the request's last message."""
+    body = request.messages[-1]["content"]
+    return body if isinstance(body, str) else "\n".join(b.get("text", "") for b in body)
 
 
 def compress_by_echo(request: ModelRequest) -> str:
     """The scripted stand-in for history compression: keep each conclusion's first sentence."""
-    body = request.messages[-1]["content"]
-    text = body if isinstance(body, str) else "\n".join(b.get("text", "") for b in body)
+    text = user_text(request)
     return "\n".join(line.split(". ")[0] for line in text.splitlines() if line.startswith("- "))
 
 
@@ -97,9 +123,8 @@ class ScriptedModel:
         for name, tool_input in reply.calls:
             self._calls += 1
             calls.append(ToolCall(id=f"toolu_{self._calls:04d}", name=name, input=tool_input))
-        prefix = json.dumps(request.tools, sort_keys=True) + request.system
-        output = reply.text + json.dumps([c.input for c in calls])
-        usage = self.cache.usage(prefix, json.dumps(request.messages), output)
+        segments, rest = cache_segments(request)
+        usage = self.cache.usage(segments, rest, reply.text + json.dumps([c.input for c in calls]))
         return ModelResponse(
             model=request.model,
             text=reply.text,

@@ -22,7 +22,7 @@ from bot.loop.records import EditInput
 from bot.loop.search import search_code
 from bot.loop.secrets import held_secrets
 from bot.loop.trace import Trace
-from bot.model.scripted import ScriptedModel, Turn, call, turn
+from bot.model.scripted import ScriptedModel, Turn, call, turn, user_text
 from bot.redact import MASK
 from bot.sandbox.select import open_sandbox
 from bot.settings import load_settings
@@ -75,22 +75,19 @@ class Tree:
         self.path = path
         self.gate = PatchGate(path, Scope(), Budget())
 
-    def stats(self) -> DiffStats:
-        return DiffStats()
-
 
 def test_editor_view_insert_create_and_refusals(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("a = 1\nb = 2\n")
     tree = Tree(tmp_path)
-    viewed = edit(tree, tree.gate, EditInput(command="view", path="m.py", view_range=[2, -1]))
+    viewed = edit(tree, tree.gate, EditInput(command="view", path="m.py", view_range=[2, -1]), DiffStats())
     assert viewed.ok and viewed.text == "     2\tb = 2"
-    inserted = edit(tree, tree.gate, EditInput(command="insert", path="m.py", insert_line=1, insert_text="c = 3"))
+    inserted = edit(tree, tree.gate, EditInput(command="insert", path="m.py", insert_line=1, insert_text="c = 3"), DiffStats())
     assert inserted.ok and (tmp_path / "m.py").read_text() == "a = 1\nc = 3\nb = 2\n"
-    created = edit(tree, tree.gate, EditInput(command="create", path="pkg/new.py", file_text="x = 1\n"))
+    created = edit(tree, tree.gate, EditInput(command="create", path="pkg/new.py", file_text="x = 1\n"), DiffStats())
     assert created.ok and (tmp_path / "pkg" / "new.py").read_text() == "x = 1\n"
-    twice = edit(tree, tree.gate, EditInput(command="str_replace", path="m.py", old_str=" = ", new_str="="))
+    twice = edit(tree, tree.gate, EditInput(command="str_replace", path="m.py", old_str=" = ", new_str="="), DiffStats())
     assert not twice.ok and "3 matches" in twice.text
-    missing = edit(tree, tree.gate, EditInput(command="view", path="nope.py"))
+    missing = edit(tree, tree.gate, EditInput(command="view", path="nope.py"), DiffStats())
     assert not missing.ok and "does not exist" in missing.text
 
 
@@ -146,7 +143,7 @@ def test_history_is_compressed_by_the_small_model_and_the_stable_layer_never_cha
     assert compress and compress[0].model == "claude-3-5-haiku" and compress[0].tools == []
     steps = [r for r in model.requests if r.purpose == "step"]
     assert len({r.system for r in steps}) == 1 and all(r.model == MODEL for r in steps)
-    assert "(earlier) earlier finding number 0" in steps[-1].messages[0]["content"]
+    assert "(earlier) earlier finding number 0" in user_text(steps[-1])
 
 
 def test_ask_human_hands_off_with_the_question(loop_parts) -> None:  # type: ignore[no-untyped-def]

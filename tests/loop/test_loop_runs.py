@@ -18,6 +18,11 @@ from loop_support import CHECK, DEMO_SCRIPT, FINISH, FIX, PLAN, VIEW, config, ru
 pytestmark = pytest.mark.bwrap
 
 
+def user_text(body: str) -> str:
+    """The text of a request body's user message, as the model reads it."""
+    return "\n".join(block["text"] for block in json.loads(body)["messages"][0]["content"])
+
+
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
@@ -47,6 +52,9 @@ def test_happy_path_fixes_the_bug_and_writes_the_outputs(tmp_path: Path) -> None
     first = json.loads(run.fake.bodies[0])
     assert first["tool_choice"] == {"type": "tool", "name": "plan"}
     assert json.loads(run.fake.bodies[1])["tool_choice"] == {"type": "any"}
+    # The stable layer is byte-identical every step; the slow part of the volatile layer has its own breakpoint.
+    assert len({json.dumps(json.loads(b)["system"]) for b in run.fake.bodies}) == 1
+    assert [b.get("cache_control") for b in json.loads(run.fake.bodies[1])["messages"][0]["content"]] == [{"type": "ephemeral"}, None]
     steps = [r for r in run.trace() if r["kind"] == "step"]
     assert [s["step"] for s in steps] == [1, 2, 3, 4]
     assert all(set(s["context_tokens"]) == {"stable", "volatile", "history"} for s in steps)
@@ -67,7 +75,7 @@ def test_wrong_patch_then_fix_records_the_failed_expectation(tmp_path: Path) -> 
     expectations = [a["expectation"] for a in run.actions() if a["tool"] == "run_checks"]
     assert [e["met"] for e in expectations] == [False, True]
     # The model saw the failed attempt in its next request.
-    assert "NOT met" in json.loads(run.fake.bodies[2])["messages"][0]["content"]
+    assert "NOT met" in user_text(run.fake.bodies[2])
     assert "a * b" not in run.result.diff_text and "a + b" in run.result.diff_text
 
 
@@ -93,7 +101,7 @@ def test_same_failure_repeated_rolls_back_narrows_scope_then_hands_off(tmp_path:
     # After the rollback the scope is the failing area: README.md is refused, calc.py still editable.
     refused = [a for a in run.actions() if a["decision"] == "refused"]
     assert refused and "README.md is outside the task's scope" in refused[0]["observation"]["text"]
-    assert "narrowed to the failing area" in json.loads(run.fake.bodies[3])["messages"][0]["content"]
+    assert "narrowed to the failing area" in user_text(run.fake.bodies[3])
     # The ruled-out approaches are in the handoff the PR body shows.
     assert "Attempt one" in (run.out / "pr.md").read_text()
 
@@ -182,7 +190,7 @@ def test_malformed_tool_input_becomes_an_error_result(tmp_path: Path) -> None:
     assert "names: Input should be a valid list" in bad[1]["observation"]["text"]
     assert "unknown tool 'rm_rf'" in bad[2]["observation"]["text"]
     assert "old_str must occur exactly once, found no match" in bad[3]["observation"]["text"]
-    assert "malformed input" in json.loads(run.fake.bodies[2])["messages"][0]["content"]
+    assert "malformed input" in user_text(run.fake.bodies[2])
 
 
 def test_environment_error_hands_off_without_model_turns(tmp_path: Path) -> None:

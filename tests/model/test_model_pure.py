@@ -13,7 +13,7 @@ from bot.model.base import ModelRequest, ModelResponse, ToolCall, Usage
 from bot.model.prices import cost_usd, price_for
 from bot.model.replay import ReplayModel
 from bot.model.routing import choose_model
-from bot.model.scripted import ScriptedModel, call, turn
+from bot.model.scripted import PromptCache, ScriptedModel, call, turn
 
 
 def test_dated_ids_price_as_their_family() -> None:
@@ -75,3 +75,16 @@ def test_scripted_model_runs_out_loudly() -> None:
     assert model.complete(req()).tool_calls[0].id == "toolu_0001"
     with pytest.raises(ModelError, match="ran out"):
         model.complete(req())
+
+
+def test_the_simulated_cache_reads_the_longest_known_prefix_and_writes_the_rest() -> None:
+    cache = PromptCache()
+    stable, slow = "s" * 4400, "v" * 800  # 1100 and 200 tokens
+    first = cache.usage([stable, slow], "tail", "out")
+    assert (first.cache_write_tokens, first.cache_read_tokens, first.input_tokens) == (1300, 0, 1)
+    same = cache.usage([stable, slow], "other tail", "out")
+    assert (same.cache_write_tokens, same.cache_read_tokens) == (0, 1300)
+    moved = cache.usage([stable, "w" * 800], "tail", "out")
+    assert (moved.cache_write_tokens, moved.cache_read_tokens) == (200, 1100)
+    small = cache.usage(["x" * 400], "tail", "out")
+    assert (small.cache_write_tokens, small.cache_read_tokens, small.input_tokens) == (0, 0, 101)
