@@ -10,10 +10,14 @@ from bot.contract.models import SandboxConfig
 from bot.sandbox.base import ExecResult
 
 _PROCESS_LIMIT = re.compile(
-    r"Cannot fork|fork: (?:retry: )?Resource temporarily unavailable|BlockingIOError: \[Errno 11\]|can't start new thread"
+    r"Cannot fork|fork: (?:retry: )?Resource temporarily unavailable|can't start new thread"
     r"|fork failed: resource temporarily unavailable",
     re.I,
 )
+_EAGAIN = re.compile(r"BlockingIOError: \[Errno 11\]")
+_SPAWNING = re.compile(r"fork|spawn|Popen|posix_spawn|start_new_thread")
+"""EAGAIN is a process limit only in a traceback that was creating a process (sockets raise it too)."""
+SPAWN_WINDOW = 2000
 _MEMORY_LIMIT = re.compile(r"^(?:E\s+)?MemoryError\b|Cannot allocate memory|std::bad_alloc|JavaScript heap out of memory", re.M)
 
 _COMMAND_NOT_FOUND = (
@@ -45,7 +49,7 @@ def classify(
     if result.exit_code == 0:
         return "pass", ""
     out = result.output
-    if _PROCESS_LIMIT.search(out):
+    if _PROCESS_LIMIT.search(out) or any(_SPAWNING.search(out, max(0, m.start() - SPAWN_WINDOW), m.start()) for m in _EAGAIN.finditer(out)):
         return "killed", f"hit the sandbox's process limit ({limits.pids} processes)"
     if _MEMORY_LIMIT.search(out):
         return "killed", f"hit the sandbox's memory limit ({limits.memory_mb} MiB)"

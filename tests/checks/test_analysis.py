@@ -122,8 +122,11 @@ def test_limits_and_timeouts_are_named() -> None:
     assert classify(timed, timeout=5, limits=LIMITS) == ("timeout", "did not finish within 5 s; its whole process tree was killed")
     oom = ExecResult(exit_code=137, output="", duration_s=1, killed="killed by the out-of-memory killer")
     assert classify(oom, timeout=5, limits=LIMITS) == ("killed", "killed by the out-of-memory killer")
-    forks = ExecResult(exit_code=1, output="BlockingIOError: [Errno 11] Resource temporarily unavailable", duration_s=1)
+    eagain = "BlockingIOError: [Errno 11] Resource temporarily unavailable"
+    forks = ExecResult(exit_code=1, output=f'  File "fork.py", line 3, in <module>\n    if os.fork() == 0:\n{eagain}', duration_s=1)
     assert classify(forks, timeout=5, limits=LIMITS) == ("killed", "hit the sandbox's process limit (512 processes)")
+    socket_eagain = ExecResult(exit_code=1, output=f'  File "net.py", line 9, in read\n    sock.recv(10)\n{eagain}', duration_s=1)
+    assert classify(socket_eagain, timeout=5, limits=LIMITS) == ("fail", "")
     memory = ExecResult(exit_code=1, output="Traceback (most recent call last):\nMemoryError\n", duration_s=1)
     assert classify(memory, timeout=5, limits=LIMITS) == ("killed", "hit the sandbox's memory limit (2048 MiB)")
 
