@@ -46,7 +46,12 @@ CONTAINERS_CONF = "[containers]\n# The engine's default ulimits cannot be applie
 SERVER = r"""
 S=; command -v setsid >/dev/null 2>&1 && S=setsid
 mkdir -p "$HOME" 2>/dev/null
-oom() { sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null | head -n 1; }
+oom() {  # the cgroup's OOM-kill count, with shell builtins only (no process per command)
+  for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
+    [ -r "$f" ] || continue
+    while read -r k v; do [ "$k" = oom_kill ] && { echo "$v"; return; }; done <"$f"
+  done
+}
 echo "READY $(oom)"
 while read -r n; do
   $S sh "/run/ai-fix/cmd-$n.sh" >"/run/ai-fix/out-$n" 2>&1 </dev/null &
