@@ -43,8 +43,7 @@ from bot.loop.records import (
 from bot.loop.result import Cost, Handoff, Outcome, Plan, RunResult
 from bot.loop.search import search_code
 from bot.loop.trace import Trace
-from bot.model.base import Model, ModelRequest, ModelResponse, ToolCall, Usage
-from bot.model.scripted import estimate_tokens
+from bot.model.base import Model, ModelRequest, ModelResponse, ToolCall, Usage, estimate_tokens
 from bot.redact import redact
 from bot.workspace.gate import PatchGate
 from bot.workspace.models import DiffStats

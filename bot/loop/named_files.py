@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.context.base import Query, Retrieved, Slice
 from bot.loop.search import text_files
-from bot.model.scripted import estimate_tokens
+from bot.model.base import estimate_tokens
 
 PATHLIKE = re.compile(r"[\w./-]+\.[A-Za-z0-9]+")
 

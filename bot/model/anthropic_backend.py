@@ -131,7 +131,12 @@ class AnthropicModel:
             self._unpriced.add(model)
             log.warning("model %r is not in bot/model/prices.json: its cost is reported as null; add it there", model)
         texts = [b.text for b in message.content if b.type == "text"]
-        calls = [ToolCall(id=b.id, name=b.name, input=dict(b.input or {})) for b in message.content if b.type == "tool_use"]
+        # A non-object input still becomes a call, so the loop can answer it as malformed instead of crashing.
+        calls = [
+            ToolCall(id=b.id, name=b.name, input=b.input if isinstance(b.input, dict) else {"_input": b.input})
+            for b in message.content
+            if b.type == "tool_use"
+        ]
         return ModelResponse(
             model=model,
             text="\n".join(texts),

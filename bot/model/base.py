@@ -11,6 +11,11 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 
+def estimate_tokens(text: str) -> int:
+    """About four characters per token: close enough for budgets, context sizes and simulations."""
+    return (len(text) + 3) // 4
+
+
 class Usage(BaseModel):
     input_tokens: int = 0
     """Input tokens billed at the full rate (neither written to nor read from the cache)."""

@@ -15,16 +15,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from bot.errors import ModelError
-from bot.model.base import ModelRequest, ModelResponse, ToolCall, Usage
+from bot.model.base import ModelRequest, ModelResponse, ToolCall, Usage, estimate_tokens
 from bot.model.prices import cost_usd
 
 CACHE_MIN_TOKENS = 1024
 """The smallest prefix the API caches (Sonnet-class models)."""
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters per token: close enough for budgets and simulations."""
-    return (len(text) + 3) // 4
 
 
 class Turn(BaseModel):
