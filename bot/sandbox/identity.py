@@ -48,12 +48,21 @@ def grant_workspace(workspace: Path, who: Identity) -> None:
 
 
 def _share(path: Path, gid: int, *, directory: bool) -> None:
-    st = path.lstat()
-    if stat.S_ISLNK(st.st_mode):
+    # Through a descriptor opened without following links: a path swapped for a symlink by an
+    # earlier sandbox over this workspace must not hand a host file to the sandbox group.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return
-    os.chown(path, -1, gid)
-    extra = stat.S_IRWXG | stat.S_ISGID if directory else stat.S_IRGRP | stat.S_IWGRP
-    os.chmod(path, stat.S_IMODE(st.st_mode) | extra)
+    try:
+        st = os.fstat(fd)
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            return
+        os.fchown(fd, -1, gid)
+        extra = stat.S_IRWXG | stat.S_ISGID if directory else stat.S_IRGRP | stat.S_IWGRP
+        os.fchmod(fd, stat.S_IMODE(st.st_mode) | extra)
+    finally:
+        os.close(fd)
 
 
 def private_dir(path: Path, who: Identity) -> Path:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
+import stat
 import subprocess
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from bot.errors import SandboxUnavailable
 from bot.sandbox.base import Sandbox
 from bot.sandbox.capture import HeadTail
 from bot.sandbox.container import engine_command, engine_env, probe_engine
+from bot.sandbox.identity import grant_workspace, sandbox_identity
 from bot.sandbox.select import open_sandbox
 from support_sandbox import build_test_image, image_config, inside_env, open_test_sandbox, python_paths, skip_reason
 
@@ -162,3 +165,23 @@ def test_limits_come_from_the_config(kind: str, tmp_path: Path) -> None:
         assert box.exec("python -c 'bytearray(100 << 20)'", timeout=30).exit_code == 0
     finally:
         box.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the workspace is shared through a group only when ai-fix runs as root")
+def test_sharing_the_workspace_never_follows_links_out_of_it(tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "secret.txt"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "src").mkdir()
+    (workspace / "src" / "mod.py").write_text("x = 1\n")
+    (workspace / ".git" / "config").write_text("[core]\n")
+    outside.write_text("host only")
+    outside.chmod(0o600)
+    (workspace / "src" / "link").symlink_to(outside)
+    who = sandbox_identity()
+    grant_workspace(workspace, who)
+    assert (outside.stat().st_gid, stat.S_IMODE(outside.stat().st_mode)) == (0, 0o600)
+    mod = (workspace / "src" / "mod.py").stat()
+    assert mod.st_gid == who.gid and mod.st_mode & stat.S_IWGRP
+    assert (workspace / "src").stat().st_mode & stat.S_ISGID
+    assert (workspace / ".git" / "config").stat().st_gid == 0
+    assert workspace.stat().st_uid == 0  # git on the host keeps trusting the repository
