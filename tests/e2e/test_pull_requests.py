@@ -72,6 +72,7 @@ def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
     world.send("issues", payload, delivery="delivery-label-1")  # GitHub's redelivery: same id
     task = world.wait(first.json()["job_id"])
     assert task["status"] == "done", task
+    assert [t["id"] for t in world.tasks() if t["number"] == 1] == [task["id"]], "one job for one delivery"
 
     [pr] = world.github.pulls_of(REPO)
     branch = pr["head"]["ref"]
