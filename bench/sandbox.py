@@ -24,8 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from bot.sandbox.container import engine_command, engine_env  # noqa: E402
-from bot.sandbox.select import open_sandbox  # noqa: E402
-from support_sandbox import image_config, inside_env, open_test_sandbox, python_paths, skip_reason  # noqa: E402
+from support_sandbox import open_test_sandbox, skip_reason  # noqa: E402
 
 GOAL_MS = 20.0
 
@@ -45,13 +44,18 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--command", default="true")
     args = parser.parse_args()
-    command, runs = args.command, args.runs
-    workspace = Path(tempfile.mkdtemp(prefix="ai-fix-bench-"))
+    with tempfile.TemporaryDirectory(prefix="ai-fix-bench-") as workspace:
+        rows = measure(args.command, args.runs, Path(workspace))
+    report(args.command, args.runs, rows)
+    return 0
+
+
+def measure(command: str, runs: int, workspace: Path) -> list[tuple[str, float]]:
     rows: list[tuple[str, float]] = []
 
     rows.append(("bare subprocess (sh -c)", median_ms(lambda: subprocess.run(["sh", "-c", command], check=True), runs)))
 
-    none = open_sandbox("none", workspace, image_config(), env=inside_env())
+    none = open_test_sandbox("none", workspace)
     rows.append(("none backend", median_ms(lambda: none.exec(command, timeout=30), runs)))
     none.close()
 
@@ -73,12 +77,16 @@ def main() -> int:
         warm.close()
 
         def cold() -> None:
-            box = open_sandbox("podman", workspace, image_config(), env=inside_env(), ro_paths=[Path("/usr"), *python_paths()])
+            box = open_test_sandbox("podman", workspace)
             box.exec(command, timeout=30)
             box.close()
 
         rows.append(("podman cold (run + exec + rm)", median_ms(cold, max(runs // 6, 3))))
 
+    return rows
+
+
+def report(command: str, runs: int, rows: list[tuple[str, float]]) -> None:
     bare = rows[0][1]
     print(f"command: {command!r}, runs: {runs}")
     print(f"{'backend':34} {'median ms':>10} {'overhead ms':>12} {'ratio':>8}")
@@ -88,7 +96,6 @@ def main() -> int:
     if warm_row is not None:
         verdict = "meets" if warm_row - bare < GOAL_MS else "misses"
         print(f"default backend (podman, warm) overhead {warm_row - bare:.1f} ms: {verdict} the {GOAL_MS:.0f} ms goal")
-    return 0
 
 
 if __name__ == "__main__":
