@@ -13,13 +13,14 @@ from typing import Any, get_args
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.errors import StoreUnavailable
 from bot.intake.metrics import Metrics
-from bot.intake.webhook import MAX_BODY, WebhookEndpoint
+from bot.intake.webhook import MAX_BODY, WebhookEndpoint, WebhookFirst
 from bot.queue.intake import IntakeWriter
 from bot.queue.models import Job, JobStatus
 from bot.queue.pipeline import Pipeline, SnapshotOnly
@@ -119,15 +120,12 @@ def create_app(
 
     app = Starlette(
         routes=[
-            Route("/webhook", WebhookEndpoint(settings, writer, metrics, max_body=max_body), methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/tasks", tasks, methods=["GET"]),
             Route("/tasks/{task_id:int}", task, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
         ],
+        middleware=[Middleware(WebhookFirst, endpoint=WebhookEndpoint(settings, writer, metrics, max_body=max_body))],
         lifespan=lifespan,
     )
-    app.state.store = store
-    app.state.pool = pool
-    app.state.metrics = metrics
     return app

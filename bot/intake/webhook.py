@@ -55,6 +55,20 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
             return b"".join(chunks)
 
 
+class WebhookFirst:
+    """ASGI middleware sending POST /webhook straight to the endpoint, past routing and exception layers."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], endpoint: "WebhookEndpoint") -> None:
+        self.app = app
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/webhook" and scope["method"] == "POST":
+            await self.endpoint(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
 class WebhookEndpoint:
     def __init__(self, settings: Settings, writer: IntakeWriter, metrics: Metrics, *, max_body: int = MAX_BODY) -> None:
         self.secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""

@@ -180,11 +180,12 @@ class Poison:
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
         if snapshot.number == 1:
             self.calls += 1
+            ctx.record("about_to_fail", detail=f"pushing with x-access-token:{ctx.github.token.get_secret_value()}@github.com")
             raise RuntimeError(f"cannot parse the repository (token {ctx.github.token.get_secret_value()})")
         return JobOutcome(status="done", reason="fine")
 
 
-def test_a_poison_job_fails_after_three_attempts_and_never_blocks_the_queue(start_service, fake_github):
+def test_a_poison_job_fails_after_three_attempts_and_never_blocks_the_queue(start_service, fake_github, caplog):
     fake_github.add_issue(REPO, 2)
     pipeline = Poison()
     svc = start_service(pipeline=pipeline)
@@ -197,8 +198,9 @@ def test_a_poison_job_fails_after_three_attempts_and_never_blocks_the_queue(star
     assert events(job).count("attempt_failed") == 3
     tokens = list(fake_github.tokens)
     stored = job.model_dump_json()
-    assert tokens and not any(token in stored for token in tokens)
-    assert "[REDACTED]" in job.reason
+    assert tokens and not any(token in stored or token in caplog.text for token in tokens)
+    assert "[REDACTED]" in job.reason and "about_to_fail" in events(job)
+    assert "job %d attempt 3 failed" % poison in caplog.text
 
 
 def test_lone_review_comment_starts_a_review_round(start_service, fake_github):
