@@ -31,7 +31,10 @@ from bot.workspace.git import Workspace
 
 
 def recorded_script() -> list[Turn]:
-    return [Turn(text=r.text, calls=[(c.name, c.input) for c in r.tool_calls]) for r in recorded_responses(demo_data("session.jsonl").splitlines())]
+    return [
+        Turn(text=r.text, calls=[(c.name, c.input) for c in r.tool_calls])
+        for r in recorded_responses(demo_data("session.jsonl").splitlines())
+    ]
 
 
 def one_run(root: Path, sandbox_kind: str) -> list[dict]:
@@ -43,8 +46,13 @@ def one_run(root: Path, sandbox_kind: str) -> list[dict]:
     sandbox = open_sandbox(sandbox_kind, workspace.path, contract.sandbox)
     try:
         result = run_task(
-            contract, workspace, ScriptedModel(recorded_script()), checks=SandboxChecks(sandbox, contract, []),
-            choice=route(contract, load_settings(), None), secrets=[], trace_path=root / "trace.jsonl",
+            contract,
+            workspace,
+            ScriptedModel(recorded_script()),
+            checks=SandboxChecks(sandbox, contract, []),
+            choice=route(contract, load_settings(), None),
+            secrets=[],
+            trace_path=root / "trace.jsonl",
         )
     finally:
         sandbox.close()
@@ -69,7 +77,10 @@ def main() -> None:
         for step in steps:
             ms = (step["duration_s"] - step["model_s"] - step["checks_s"]) * 1000
             orchestration_ms.append(ms)
-            if any(a["tool"] in ("str_replace_based_edit_tool", "run_checks", "finish") and a["input"].get("command") != "view" for a in step["actions"]):
+            if any(
+                a["tool"] in ("str_replace_based_edit_tool", "run_checks", "finish") and a["input"].get("command") != "view"
+                for a in step["actions"]
+            ):
                 changing_ms.append(ms)
             if step["step"] > 1:
                 u = step["usage"]
@@ -77,7 +88,9 @@ def main() -> None:
                 prompt += u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"]
     share = cached / prompt if prompt else 0.0
     print(f"session: {len(steps)} steps (recorded demo session), {args.runs} runs, sandbox {args.sandbox}")
-    print(f"orchestration per step: median {statistics.median(orchestration_ms):.1f} ms, max {max(orchestration_ms):.1f} ms (goal < 50 ms)")
+    print(
+        f"orchestration per step: median {statistics.median(orchestration_ms):.1f} ms, max {max(orchestration_ms):.1f} ms (goal < 50 ms)"
+    )
     print(f"  of which steps that change the workspace: median {statistics.median(changing_ms):.1f} ms")
     print(f"input tokens from the prompt cache after step 1: {share:.1%} ({cached}/{prompt}) (goal >= 80 %)")
 

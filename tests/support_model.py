@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from bot.errors import ModelError
 from bot.model.anthropic_backend import AnthropicModel
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel
@@ -39,7 +40,10 @@ class FakeMessagesAPI:
         self.bodies.append(raw)
         if self.failures:
             status, headers = self.failures.pop(0)
-            error = {"type": "error", "error": {"type": "overloaded_error" if status == 529 else "api_error", "message": "injected"}}
+            error = {
+                "type": "error",
+                "error": {"type": "overloaded_error" if status == 529 else "api_error", "message": "injected"},
+            }
             return JSONResponse(error, status_code=status, headers=headers)
         body = json.loads(raw)
         system = body.get("system", "")
@@ -56,8 +60,10 @@ class FakeMessagesAPI:
         )
         try:
             reply = self.scripted.complete(model_request)
-        except Exception as exc:  # the script ran out: tell the client as the API would
-            return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}}, status_code=400)
+        except ModelError as exc:  # the script ran out: tell the client as the API would
+            return JSONResponse(
+                {"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}}, status_code=400
+            )
         content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
         content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in reply.tool_calls]
         u = reply.usage

@@ -66,7 +66,11 @@ def focus_layer(*, scope_note: str, slices: str) -> str:
 
 
 def volatile_layer(*, plan: Plan | None, diff: str, failure: str, last_results: str, limits: str) -> str:
-    plan_text = "\n".join(f"{i}. {s.do} (done when: {s.done_when})" for i, s in enumerate(plan.steps, 1)) if plan else "(no plan yet: call `plan` first)"
+    plan_text = (
+        "\n".join(f"{i}. {s.do} (done when: {s.done_when})" for i, s in enumerate(plan.steps, 1))
+        if plan
+        else "(no plan yet: call `plan` first)"
+    )
     parts = [
         "## Plan\n" + plan_text,
         "## Current diff against the base commit\n" + (clip(diff, MAX_DIFF_CHARS) or "(no change yet)"),

@@ -52,7 +52,16 @@ def demo_main(args: argparse.Namespace) -> int:
         repo = make_repo(root / "calc", files)
         settings = load_settings(work_dir=root / "work")
         print(f"sample repository: {repo}\n\n--- the issue ---\n{issue}", flush=True)
-        result = execute(issue, repo, root / "out", settings=settings, model=model, model_name=None, sandbox_kind=settings.sandbox, label="replay")
+        result = execute(
+            issue,
+            repo,
+            root / "out",
+            settings=settings,
+            model=model,
+            model_name=None,
+            sandbox_kind=settings.sandbox,
+            label="replay",
+        )
         print(f"\n--- the change (branch {result.branch}) ---\n{result.diff_text}")
         print("--- the PR body ai-fix would post (pr.md) ---")
         print((root / "out" / "pr.md").read_text())

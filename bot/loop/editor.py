@@ -33,7 +33,7 @@ def readable_path(root: Path, raw: str) -> str:
     """The canonical path of a file the model may read: inside the workspace, not git's, not a secret file."""
     try:
         rel = canonical_path(raw)
-    except Exception as exc:  # the gate's refusal carries the reason in words the model can use
+    except Exception as exc:  # noqa: BLE001 - the gate's refusal type is private; its reason is written for the model
         raise Refused(getattr(exc, "reason", str(exc))) from None
     if is_secret_file(rel):
         raise Refused(f"{rel} holds secrets by convention (.env*, *.pem, keys); it is never shown or changed")
@@ -78,7 +78,11 @@ def _new_content(root: Path, cmd: EditInput) -> tuple[str, str, int]:
             raise Refused("str_replace needs old_str: the exact text to replace, occurring once in the file")
         count = old.count(cmd.old_str)
         if count != 1:
-            hint = "no match: view the file and copy the text exactly" if count == 0 else f"{count} matches: include more surrounding lines"
+            hint = (
+                "no match: view the file and copy the text exactly"
+                if count == 0
+                else f"{count} matches: include more surrounding lines"
+            )
             raise Refused(f"str_replace in {rel}: old_str must occur exactly once, found {hint}")
         at = old[: old.index(cmd.old_str)].count("\n") + 1
         return rel, old.replace(cmd.old_str, cmd.new_str or "", 1), at
@@ -110,7 +114,11 @@ def edit(workspace: Editable, gate: PatchGate, cmd: EditInput, current: DiffStat
     if not decision.allowed:
         return Observation(ok=False, text=f"refused: {decision.reason}")
     lines = content.splitlines()
-    written = cmd.file_text if cmd.command == "create" else (cmd.new_str if cmd.command == "str_replace" else cmd.insert_text or cmd.new_str)
+    written = (
+        cmd.file_text
+        if cmd.command == "create"
+        else (cmd.new_str if cmd.command == "str_replace" else cmd.insert_text or cmd.new_str)
+    )
     first = max(1, at - SNIPPET)
     last = at + (written or "").count("\n") + SNIPPET
     snippet = numbered(lines[first - 1 : min(last, first + MAX_VIEW_LINES)], first)

@@ -50,7 +50,9 @@ def describe_contract(contract: TaskContract) -> list[str]:
     lines += [f"  check {c.name}: {c.run}" for c in contract.checks]
     lines.append(f"  scope: allow {', '.join(contract.scope.allow)}; deny {', '.join(contract.scope.deny)}")
     b = contract.budget
-    lines.append(f"  budget: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, {b.max_files_changed} files, {b.max_lines_changed} lines")
+    lines.append(
+        f"  budget: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, {b.max_files_changed} files, {b.max_lines_changed} lines"
+    )
     lines += [f"  missing: {m}" for m in contract.missing]
     return lines
 
@@ -100,8 +102,14 @@ def execute(
         say(f"sandbox: {sandbox.name}")
         try:
             result = run_task(
-                contract, workspace, model, checks=SandboxChecks(sandbox, contract, secrets),
-                choice=route(contract, settings, model_name), secrets=secrets, trace_path=out / "trace.jsonl", progress=say,
+                contract,
+                workspace,
+                model,
+                checks=SandboxChecks(sandbox, contract, secrets),
+                choice=route(contract, settings, model_name),
+                secrets=secrets,
+                trace_path=out / "trace.jsonl",
+                progress=say,
             )
         finally:
             sandbox.close()
@@ -121,7 +129,12 @@ def run_main(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else settings.work_dir / "runs" / time.strftime("%Y%m%d-%H%M%S")
     model = open_model(args.model, settings)
     result = execute(
-        markdown, repo, out, settings=settings, model=model, model_name=model_override(args.model),
+        markdown,
+        repo,
+        out,
+        settings=settings,
+        model=model,
+        model_name=model_override(args.model),
         sandbox_kind=args.sandbox or settings.sandbox,
     )
     return 0 if result.accepted else 1

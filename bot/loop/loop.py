@@ -43,7 +43,14 @@ from bot.loop.records import (
 from bot.loop.result import Cost, Handoff, Outcome, Plan, RunResult
 from bot.loop.search import search_code
 from bot.loop.trace import Trace
-from bot.model.base import Model, ModelRequest, ModelResponse, ToolCall, Usage, estimate_tokens
+from bot.model.base import (
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Usage,
+    estimate_tokens,
+)
 from bot.redact import redact
 from bot.workspace.gate import PatchGate
 from bot.workspace.models import DiffStats
@@ -199,14 +206,25 @@ class Loop:
             with contextlib.suppress(Exception):
                 if self.environment_ok:
                     self.save_work()
-                self.trace.append(EndRecord(outcome="failed", reason=f"interrupted: {type(exc).__name__}: {exc}", steps=self.steps, head_sha=self.workspace.head_sha))
+                self.trace.append(
+                    EndRecord(
+                        outcome="failed",
+                        reason=f"interrupted: {type(exc).__name__}: {exc}",
+                        steps=self.steps,
+                        head_sha=self.workspace.head_sha,
+                    )
+                )
             raise
 
     def start(self) -> None:
         self.trace.append(
             StartRecord(
-                title=self.contract.title, model=self.config.model, small_model=self.config.small_model,
-                model_reason=self.config.model_reason, branch=self.workspace.branch, base_sha=self.workspace.base_sha,
+                title=self.contract.title,
+                model=self.config.model,
+                small_model=self.config.small_model,
+                model_reason=self.config.model_reason,
+                branch=self.workspace.branch,
+                base_sha=self.workspace.base_sha,
             )
         )
         if self.contract.status == "needs_clarification":
@@ -225,12 +243,15 @@ class Loop:
         if broken:
             named = "; ".join(f"check '{r.name}' could not run: {r.reason or first_line(r.output)}" for r in broken)
             raise RunEnded(
-                "handed_off", f"environment error: {named}",
+                "handed_off",
+                f"environment error: {named}",
                 next_steps=["install what is missing in the sandbox image or add it to the contract's setup, then retry"],
             )
         self.good = {r.name: r.status for r in self.baseline.results}
         self.environment_ok = True
-        self.stable = redact(ctx.stable_layer(self.contract, self.context.repo_map(self.config.repo_map_tokens)), self.secrets, key_values=False)
+        self.stable = redact(
+            ctx.stable_layer(self.contract, self.context.repo_map(self.config.repo_map_tokens)), self.secrets, key_values=False
+        )
         self.progress("phase: steps")
 
     def step(self) -> None:
@@ -244,8 +265,14 @@ class Loop:
             record.intent = response.text
             self.last_results = []
             if not response.tool_calls:
-                self.observe(record, ActionRecord(tool="", decision="malformed", observation=Observation(
-                    ok=False, text="your answer had no tool call; answer with one of the tools")))
+                self.observe(
+                    record,
+                    ActionRecord(
+                        tool="",
+                        decision="malformed",
+                        observation=Observation(ok=False, text="your answer had no tool call; answer with one of the tools"),
+                    ),
+                )
             for call in response.tool_calls:
                 self.act(call, response.text, record)
         finally:
@@ -271,9 +298,15 @@ class Loop:
         diff = self.diff()
         failure = "\n".join(r.summary or r.reason for r in failing(self.latest)) if self.latest else ""
         focus = ctx.focus_layer(scope_note=self.scope_note, slices=self.relevant_code(failure, diff))
-        volatile = ctx.volatile_layer(plan=self.plan, diff=diff, failure=failure, last_results="\n\n".join(self.last_results), limits=self.limits_left())
+        volatile = ctx.volatile_layer(
+            plan=self.plan, diff=diff, failure=failure, last_results="\n\n".join(self.last_results), limits=self.limits_left()
+        )
         history = ctx.history_layer(self.conclusions, self.ruled_out)
-        record.context_tokens = {"stable": estimate_tokens(self.stable), "volatile": estimate_tokens(focus + volatile), "history": estimate_tokens(history)}
+        record.context_tokens = {
+            "stable": estimate_tokens(self.stable),
+            "volatile": estimate_tokens(focus + volatile),
+            "history": estimate_tokens(history),
+        }
         # The slow part of the volatile layer gets the second cache breakpoint: it stays the same until an edit or a check run.
         content = [
             {"type": "text", "text": redact(focus, self.secrets, key_values=False), "cache_control": {"type": "ephemeral"}},
@@ -282,8 +315,12 @@ class Loop:
         # The plan comes first: forced through tool_choice rather than refusing edits afterwards.
         choice = {"type": "tool", "name": "plan"} if self.plan is None else {"type": "any"}
         return ModelRequest(
-            model=self.config.model, system=self.stable, messages=[{"role": "user", "content": content}],
-            tools=ctx.tool_definitions(), tool_choice=choice, max_tokens=self.config.max_tokens,
+            model=self.config.model,
+            system=self.stable,
+            messages=[{"role": "user", "content": content}],
+            tools=ctx.tool_definitions(),
+            tool_choice=choice,
+            max_tokens=self.config.max_tokens,
         )
 
     def relevant_code(self, failure: str, diff: str) -> str:
@@ -299,13 +336,18 @@ class Loop:
         began = self.clock()
         response = self.model.complete(request)
         record.model_s += self.clock() - began
-        record.model_calls.append(ModelCall(
-            request=RequestMeta(
-                purpose=request.purpose, model=request.model, tool_choice=request.tool_choice,
-                tools=[t["name"] for t in request.tools], chars=len(request.system) + sum(len(str(m["content"])) for m in request.messages),
-            ),
-            response=response,
-        ))
+        record.model_calls.append(
+            ModelCall(
+                request=RequestMeta(
+                    purpose=request.purpose,
+                    model=request.model,
+                    tool_choice=request.tool_choice,
+                    tools=[t["name"] for t in request.tools],
+                    chars=len(request.system) + sum(len(str(m["content"])) for m in request.messages),
+                ),
+                response=response,
+            )
+        )
         record.usage = record.usage + response.usage
         self.usage = self.usage + response.usage
         if response.cost_usd is None:
@@ -323,10 +365,16 @@ class Loop:
             return
         older, recent = self.conclusions[:-3], self.conclusions[-3:]
         notes = redact("\n".join(f"- {c}" for c in older), self.secrets, key_values=False)
-        response = self.ask(ModelRequest(
-            model=self.config.small_model, system=ctx.prompt("compress.md"), purpose="compress",
-            messages=[{"role": "user", "content": notes}], max_tokens=1024,
-        ), record)
+        response = self.ask(
+            ModelRequest(
+                model=self.config.small_model,
+                system=ctx.prompt("compress.md"),
+                purpose="compress",
+                messages=[{"role": "user", "content": notes}],
+                max_tokens=1024,
+            ),
+            record,
+        )
         lines = [line.removeprefix("- ").strip() for line in response.text.splitlines() if line.strip()]
         self.conclusions = [f"(earlier) {line}" for line in lines] + recent
 
@@ -341,16 +389,29 @@ class Loop:
         schema = TOOL_INPUTS.get(call.name)
         if schema is None:
             text = f"unknown tool {call.name!r}; the tools are: {', '.join(TOOL_INPUTS)}"
-            return self.observe(record, ActionRecord(tool=call.name, input=call.input, decision="malformed", observation=Observation(ok=False, text=text)))
+            return self.observe(
+                record,
+                ActionRecord(
+                    tool=call.name, input=call.input, decision="malformed", observation=Observation(ok=False, text=text)
+                ),
+            )
         try:
             args = schema.model_validate(call.input)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors())
             text = f"malformed input for {call.name}: {problems}; send the fields its schema asks for"
-            return self.observe(record, ActionRecord(tool=call.name, input=call.input, decision="malformed", observation=Observation(ok=False, text=text)))
+            return self.observe(
+                record,
+                ActionRecord(
+                    tool=call.name, input=call.input, decision="malformed", observation=Observation(ok=False, text=text)
+                ),
+            )
         if self.plan is None and not isinstance(args, (PlanInput, AskHumanInput)):
             text = "no plan yet: call `plan` first (steps with done_when, and the files you expect to change)"
-            return self.observe(record, ActionRecord(tool=call.name, input=call.input, decision="refused", observation=Observation(ok=False, text=text)))
+            return self.observe(
+                record,
+                ActionRecord(tool=call.name, input=call.input, decision="refused", observation=Observation(ok=False, text=text)),
+            )
         action = ActionRecord(tool=call.name, input=call.input, decision="executed", observation=Observation(ok=True, text=""))
         try:
             if isinstance(args, PlanInput):
@@ -358,7 +419,10 @@ class Loop:
             elif isinstance(args, EditInput):
                 action.observation = self.do_edit(args, intent)
             elif isinstance(args, SearchInput):
-                action.observation = Observation(ok=True, text=redact(search_code(self.workspace.path, args.query, args.path_glob), self.secrets, key_values=False))
+                action.observation = Observation(
+                    ok=True,
+                    text=redact(search_code(self.workspace.path, args.query, args.path_glob), self.secrets, key_values=False),
+                )
             elif isinstance(args, RunChecksInput):
                 action.observation = self.do_run_checks(args, action, record)
             elif isinstance(args, FinishInput):
@@ -378,9 +442,14 @@ class Loop:
     def do_plan(self, args: PlanInput) -> Observation:
         refused = [d for d in (self.gate.check_path(p) for p in args.impact) if not d.allowed]
         if refused:
-            return Observation(ok=False, text="plan refused, its impact leaves the scope: " + "; ".join(d.reason for d in refused) + "; plan again")
+            return Observation(
+                ok=False,
+                text="plan refused, its impact leaves the scope: " + "; ".join(d.reason for d in refused) + "; plan again",
+            )
         self.plan = Plan(steps=args.steps, impact=args.impact)
-        self.conclusions.append(f"planned {len(args.steps)} steps; expected to change {', '.join(args.impact) or 'nothing named'}")
+        self.conclusions.append(
+            f"planned {len(args.steps)} steps; expected to change {', '.join(args.impact) or 'nothing named'}"
+        )
         self.progress(f"plan: {len(args.steps)} steps, impact {', '.join(args.impact)}")
         return Observation(ok=True, text="plan recorded")
 
@@ -432,7 +501,9 @@ class Loop:
         if run.passed and not violations:
             self.final, self.summary, self.risks = run, args.summary, args.risks
             action.observation = Observation(ok=True, text="verified: every contract check passes")
-            raise RunEnded("accepted", f"all {len(run.results)} contract checks pass and the change stays within scope and limits")
+            raise RunEnded(
+                "accepted", f"all {len(run.results)} contract checks pass and the change stays within scope and limits"
+            )
         problems = [f"{r.name} {r.status}" for r in failing(run)] + [v.reason for v in violations]
         note = self.judge(run, None)
         text = "finish refused: " + "; ".join(problems) + "\n" + render_run(run) + note
@@ -447,12 +518,16 @@ class Loop:
         regressed = [r.name for r in failing(run) if self.good.get(r.name) == "pass"]
         if improved and not regressed and not wrong:
             try:
-                sha = self.workspace.checkpoint(f"ai-fix step {self.steps}: " + "; ".join(self.attempt_edits or ["checks pass"]), gate=self.gate)
+                sha = self.workspace.checkpoint(
+                    f"ai-fix step {self.steps}: " + "; ".join(self.attempt_edits or ["checks pass"]), gate=self.gate
+                )
             except PolicyViolation as exc:
                 return f"\nnot kept as a checkpoint: {exc}"
             self.good.update({r.name: r.status for r in run.results})
             self.done += self.attempt_edits
-            self.conclusions.append(f"step {self.steps}: checks improved ({', '.join(r.name for r in run.results if r.status == 'pass')} pass); checkpoint {(sha or '')[:10]}")
+            self.conclusions.append(
+                f"step {self.steps}: checks improved ({', '.join(r.name for r in run.results if r.status == 'pass')} pass); checkpoint {(sha or '')[:10]}"
+            )
             self.attempt_edits, self.failures = [], {}
             return "\nprogress kept as a checkpoint"
         if not failing(run) and not wrong:
@@ -470,16 +545,25 @@ class Loop:
         self.ruled_out.append(f"{approach} — still fails: {why}")
         self.attempt_edits, self.failures = [], {}
         if self.narrowed:
-            raise RunEnded("handed_off", f"the same failure ({key}) came back after rolling back and narrowing the scope ({self.scope_note})")
+            raise RunEnded(
+                "handed_off", f"the same failure ({key}) came back after rolling back and narrowing the scope ({self.scope_note})"
+            )
         self.workspace.rollback()
         self.changed()
         self.latest = None
         area = self.failing_area(run)
         if area:
-            self.gate = PatchGate(self.workspace.path, Scope(allow=area, deny=self.contract.scope.deny), self.contract.budget, base_reader=self.workspace.read_base)
+            self.gate = PatchGate(
+                self.workspace.path,
+                Scope(allow=area, deny=self.contract.scope.deny),
+                self.contract.budget,
+                base_reader=self.workspace.read_base,
+            )
             self.scope_note = "narrowed to the failing area: " + ", ".join(area)
         self.narrowed = True
-        self.conclusions.append(f"step {self.steps}: same failure {self.contract.budget.max_retries_same_failure} times; rolled back to the last good checkpoint; {self.scope_note}")
+        self.conclusions.append(
+            f"step {self.steps}: same failure {self.contract.budget.max_retries_same_failure} times; rolled back to the last good checkpoint; {self.scope_note}"
+        )
         self.progress(f"policy: rolled back; {self.scope_note}")
         return f"\nthe same failure repeated: the workspace was rolled back to the last good checkpoint and the scope is now {self.scope_note}"
 
@@ -515,14 +599,19 @@ class Loop:
         if self.steps >= b.max_steps:
             reason = f"the step limit ({b.max_steps}) was reached"
         elif self.cost_known and self.cost >= b.max_cost_usd * keep:
-            reason = f"the cost limit (${b.max_cost_usd:g}, {self.config.reserve:.0%} kept in reserve) was reached at ${self.cost:.4f}"
+            reason = (
+                f"the cost limit (${b.max_cost_usd:g}, {self.config.reserve:.0%} kept in reserve) was reached at ${self.cost:.4f}"
+            )
         elif self.clock() - self.started >= b.max_wall_minutes * 60 * keep:
             reason = f"the wall-time limit ({b.max_wall_minutes} min, {self.config.reserve:.0%} kept in reserve) was reached"
         elif len(stats.files) > b.max_files_changed or stats.lines > b.max_lines_changed:
             reason = f"the change ({len(stats.files)} files, {stats.lines} lines) is over the budget's file or line limit"
         if reason:
-            raise RunEnded("handed_off", f"budget: {reason}; the work so far is saved on the branch",
-                           question="Continue from the branch, or raise the budget in .github/ai-fix.yml and retry?")
+            raise RunEnded(
+                "handed_off",
+                f"budget: {reason}; the work so far is saved on the branch",
+                question="Continue from the branch, or raise the budget in .github/ai-fix.yml and retry?",
+            )
 
     # ---- the end -----------------------------------------------------------------------
 
@@ -547,7 +636,11 @@ class Loop:
                 self.progress("phase: final checks")
                 self.final = self.checks.run(None, commit=self.workspace.head_sha, changed_files=[f.path for f in stats.files])
         stats = self.workspace.stats()
-        not_done = [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failing(self.final)] if self.final else []
+        not_done = (
+            [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failing(self.final)]
+            if self.final
+            else []
+        )
         result = RunResult(
             outcome=end.outcome,
             reason=end.reason,
@@ -563,17 +656,28 @@ class Loop:
             model_summary=self.summary,
             risks=self.risks,
             handoff=Handoff(
-                done=self.done + self.attempt_edits, not_done=not_done + notes, ruled_out=self.ruled_out,
-                question=end.question, next_steps=end.next_steps,
+                done=self.done + self.attempt_edits,
+                not_done=not_done + notes,
+                ruled_out=self.ruled_out,
+                question=end.question,
+                next_steps=end.next_steps,
             ),
             cost=Cost(
-                model=self.config.model, small_model=self.config.small_model, input_tokens=self.usage.input_tokens,
-                output_tokens=self.usage.output_tokens, cache_read_tokens=self.usage.cache_read_tokens,
-                cache_write_tokens=self.usage.cache_write_tokens, usd=round(self.cost, 6) if self.cost_known else None,
+                model=self.config.model,
+                small_model=self.config.small_model,
+                input_tokens=self.usage.input_tokens,
+                output_tokens=self.usage.output_tokens,
+                cache_read_tokens=self.usage.cache_read_tokens,
+                cache_write_tokens=self.usage.cache_write_tokens,
+                usd=round(self.cost, 6) if self.cost_known else None,
                 wall_s=round(self.clock() - self.started, 3),
             ),
             steps=self.steps,
         )
-        self.trace.append(EndRecord(outcome=result.outcome, reason=result.reason, steps=result.steps, head_sha=result.head_sha, final=self.final))
+        self.trace.append(
+            EndRecord(
+                outcome=result.outcome, reason=result.reason, steps=result.steps, head_sha=result.head_sha, final=self.final
+            )
+        )
         self.progress(f"outcome: {result.outcome} — {result.reason}")
         return result

@@ -39,7 +39,9 @@ class NamedFilesContext:
             if used + estimate_tokens(block) > budget_tokens:
                 break
             used += estimate_tokens(block)
-            slices.append(Slice(path=rel, start_line=1, end_line=text.count("\n") + 1, reason="named in the task or failure", text=text))
+            slices.append(
+                Slice(path=rel, start_line=1, end_line=text.count("\n") + 1, reason="named in the task or failure", text=text)
+            )
             rendered.append(block)
         return Retrieved(files=[(f, 1.0) for f in named], slices=slices, rendered="\n\n".join(rendered), tokens=used)
 

@@ -76,7 +76,9 @@ class AnthropicModel:
         self._unpriced: set[str] = set()
 
     @classmethod
-    def from_settings(cls, api_key: str, base_url: str | None = None, *, timeout_s: float = 300.0, **kwargs: Any) -> AnthropicModel:
+    def from_settings(
+        cls, api_key: str, base_url: str | None = None, *, timeout_s: float = 300.0, **kwargs: Any
+    ) -> AnthropicModel:
         client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
         return cls(client, **kwargs)
 
@@ -93,7 +95,11 @@ class AnthropicModel:
                     fix = _FIXES.get(exc.status_code, "the request was refused; see the message")
                     raise ModelError(f"Messages API answered {exc.status_code}: {exc.message}; {fix}") from exc
                 asked = retry_after_s(exc.response.headers)
-                wait = min(asked, MAX_RETRY_AFTER_S) if asked is not None else backoff_s(attempt, self.backoff_base_s, self.backoff_cap_s)
+                wait = (
+                    min(asked, MAX_RETRY_AFTER_S)
+                    if asked is not None
+                    else backoff_s(attempt, self.backoff_base_s, self.backoff_cap_s)
+                )
                 why = f"HTTP {exc.status_code}"
             else:
                 return self._response(request.model, message, attempt, time.monotonic() - started)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from bot.model.base import Usage
 
+
 class Price(BaseModel):
     """USD per million tokens."""
 

@@ -40,7 +40,9 @@ class ReplayModel:
         except (ValueError, KeyError) as exc:
             raise ConfigError(f"replay:{path}: not an ai-fix trace ({exc}); pass the trace.jsonl a run wrote") from exc
         if not responses:
-            raise ConfigError(f"replay:{path}: the trace holds no model responses; pass the trace.jsonl of a run that reached the model")
+            raise ConfigError(
+                f"replay:{path}: the trace holds no model responses; pass the trace.jsonl of a run that reached the model"
+            )
         return cls(responses, source=str(path))
 
     def complete(self, request: ModelRequest) -> ModelResponse:

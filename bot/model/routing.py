@@ -33,12 +33,14 @@ def choose_model(contract: TaskContract, default: str, default_small: str) -> Mo
     mechanical = MECHANICAL.search(f"{contract.title}\n{contract.goal}")
     if mechanical and files and len(files) <= 2 and len(contract.acceptance_criteria) <= 2:
         return ModelChoice(
-            name=small, small=small,
+            name=small,
+            small=small,
             reason=f"small mechanical task ('{mechanical.group(0)}', scope {', '.join(files)}): {small}",
         )
     if contract.budget.max_lines_changed <= SMALL_MAX_LINES and mechanical:
         return ModelChoice(
-            name=small, small=small,
+            name=small,
+            small=small,
             reason=f"small mechanical task ('{mechanical.group(0)}', at most {contract.budget.max_lines_changed} lines): {small}",
         )
     why = "no mechanical keyword" if not mechanical else "scope or criteria too broad for the small model"

@@ -59,8 +59,10 @@ class PromptCache:
         self._seen.update(keys[i] for i in cacheable)
         total = estimate_tokens("".join(segments)) + estimate_tokens(rest)
         return Usage(
-            input_tokens=total - read - written, output_tokens=estimate_tokens(output),
-            cache_read_tokens=read, cache_write_tokens=written,
+            input_tokens=total - read - written,
+            output_tokens=estimate_tokens(output),
+            cache_read_tokens=read,
+            cache_write_tokens=written,
         )
 
 

@@ -8,21 +8,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from support_model import FakeMessagesAPI, anthropic_model, serve_fake_api
+
 from bot.loop.demo import make_repo, sample
 from bot.loop.local import execute
 from bot.loop.result import RunResult
 from bot.model.scripted import ScriptedModel, Turn, call, turn
 from bot.settings import load_settings
-from support_model import FakeMessagesAPI, anthropic_model, serve_fake_api
 
 MODEL = "claude-haiku-4-5"
 """In the price table and not flagged as deprecated by the SDK."""
 
-PLAN = call("plan", steps=[{"do": "make add() return a + b", "done_when": "tests: test_add and test_total pass"}], impact=["calc.py"])
+PLAN = call(
+    "plan", steps=[{"do": "make add() return a + b", "done_when": "tests: test_add and test_total pass"}], impact=["calc.py"]
+)
 VIEW = call("str_replace_based_edit_tool", command="view", path="calc.py")
-FIX = call("str_replace_based_edit_tool", command="str_replace", path="calc.py", old_str="    return a - b", new_str="    return a + b")
+FIX = call(
+    "str_replace_based_edit_tool", command="str_replace", path="calc.py", old_str="    return a - b", new_str="    return a + b"
+)
 CHECK = call("run_checks", names=["tests"], expect="tests: test_add passes")
-FINISH = call("finish", summary="add() now returns a + b, so total() sums as well.", risks=["none known: a one-character fix covered by the existing tests"])
+FINISH = call(
+    "finish",
+    summary="add() now returns a + b, so total() sums as well.",
+    risks=["none known: a one-character fix covered by the existing tests"],
+)
 
 DEMO_SCRIPT: list[Turn] = [
     turn("The test says add(2, 3) must be 5. I will read calc.py, fix add(), and run the tests.", PLAN),
@@ -48,9 +57,25 @@ def sample_issue() -> str:
 
 
 def config(check: str = "python3 -m unittest discover -s tests -t . -v", **budget: int) -> str:
-    limits = {"max_steps": 10, "max_cost_usd": 1, "max_wall_minutes": 5, "max_files_changed": 3, "max_lines_changed": 40, "max_retries_same_failure": 2}
+    limits = {
+        "max_steps": 10,
+        "max_cost_usd": 1,
+        "max_wall_minutes": 5,
+        "max_files_changed": 3,
+        "max_lines_changed": 40,
+        "max_retries_same_failure": 2,
+    }
     limits.update(budget)
-    lines = ["checks:", "  - name: tests", f"    run: {check}", "    timeout: 60", "scope:", '  allow: ["**"]', '  deny: ["vendor/**"]', "budget:"]
+    lines = [
+        "checks:",
+        "  - name: tests",
+        f"    run: {check}",
+        "    timeout: 60",
+        "scope:",
+        '  allow: ["**"]',
+        '  deny: ["vendor/**"]',
+        "budget:",
+    ]
     lines += [f"  {k}: {v}" for k, v in limits.items()]
     lines += ["model:", f"  name: {MODEL}", f"  small: {MODEL}"]
     return "\n".join(lines) + "\n"
@@ -83,8 +108,13 @@ def run_local(
     with serve_fake_api(ScriptedModel(list(script))) as (fake, url):
         fake.failures = list(failures)
         result = execute(
-            issue or sample_issue(), repo, out,
+            issue or sample_issue(),
+            repo,
+            out,
             settings=load_settings(work_dir=tmp_path / "work", **(settings or {})),
-            model=anthropic_model(url), model_name=None, sandbox_kind="bwrap", stream=stream,
+            model=anthropic_model(url),
+            model_name=None,
+            sandbox_kind="bwrap",
+            stream=stream,
         )
     return LocalRun(result, fake, out, repo, stream.getvalue())

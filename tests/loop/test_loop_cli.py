@@ -7,12 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from loop_support import DEMO_SCRIPT, config, sample_files
+from support_model import serve_fake_api
 
 from bot.cli import main
 from bot.loop.demo import make_repo
 from bot.model.scripted import ScriptedModel
-from loop_support import DEMO_SCRIPT, config, sample_files
-from support_model import serve_fake_api
 
 pytestmark = pytest.mark.bwrap
 
@@ -25,7 +25,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_run_with_a_task_exits_0_and_writes_the_three_files(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_with_a_task_exits_0_and_writes_the_three_files(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = make_repo(env / "repo", sample_files(**{".github/ai-fix.yml": config()}))
     task = "add() subtracts instead of adding\nThe tests fail with:\nAssertionError: -1 != 5"
     with serve_fake_api(ScriptedModel(list(DEMO_SCRIPT))) as (fake, url):
@@ -53,14 +55,16 @@ def test_run_exits_1_when_handed_off(env: Path, monkeypatch: pytest.MonkeyPatch,
     assert "environment error" in capsys.readouterr().out
 
 
-def test_an_unclear_task_exits_1_without_a_branch_or_model_turn(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unclear_task_exits_1_without_a_branch_or_model_turn(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = make_repo(env / "repo", sample_files(**{".github/ai-fix.yml": config()}))
     monkeypatch.setenv("AIFIX_ANTHROPIC_API_KEY", "sk-ant-cli-test-key-0000000000")
     monkeypatch.setenv("AIFIX_ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     assert main(["run", "--repo", str(repo), "--task", "make it better", "--out", str(env / "out")]) == 1
     assert "needs_clarification" in capsys.readouterr().out
     assert json.loads((env / "out" / "evidence.json").read_text())["outcome"] == "needs_clarification"
-    assert "ai-fix/" not in subprocess.run(["git", "-C", str(repo), "branch"], capture_output=True, text=True).stdout
+    assert "ai-fix/" not in subprocess.run(["git", "-C", str(repo), "branch"], capture_output=True, text=True, check=True).stdout
 
 
 def test_run_usage_errors_exit_2_with_a_fix(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,6 +82,13 @@ def test_demo_replays_the_recorded_session_without_a_key(env: Path, capsys: pyte
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "a REPLAY of a recorded session" in out
-    for seen in ("contract: add() subtracts instead of adding", "baseline: tests fail", "edit: str_replace calc.py", "checks: tests pass", "+    return a + b", "## Evidence"):
+    for seen in (
+        "contract: add() subtracts instead of adding",
+        "baseline: tests fail",
+        "edit: str_replace calc.py",
+        "checks: tests pass",
+        "+    return a + b",
+        "## Evidence",
+    ):
         assert seen in out
     assert "replay]" in out

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from loop_support import CHECK, FIX, MODEL, PLAN, config, sample_files, sample_issue
 
 from bot.checks.models import CheckResult, CheckRun
 from bot.checks.models import TestCase as Case
@@ -30,7 +31,6 @@ from bot.workspace.branch import branch_name
 from bot.workspace.gate import PatchGate
 from bot.workspace.git import Workspace
 from bot.workspace.models import DiffStats
-from loop_support import CHECK, FIX, MODEL, PLAN, config, sample_files, sample_issue
 
 
 def run_of(*results: CheckResult) -> CheckRun:
@@ -95,7 +95,12 @@ def test_held_secrets_cover_settings_environment_and_repo_files(tmp_path: Path) 
     (tmp_path / ".env.local").write_text("export DB_PASSWORD='hunter2-long-value'\nSHORT=x\n")
     (tmp_path / "key.pem").write_text("-----BEGIN PRIVATE KEY-----\nMIIEabcdefgh\n-----END PRIVATE KEY-----\n")
     settings = load_settings(admin_token="admin-token-value-1")
-    env = {"GITHUB_TOKEN": "ghp_envtokenvalue", "HOME": "/root", "AIFIX_WEBHOOK_SECRET": "hook-secret-9", "AIFIX_WORK_DIR": "/srv/ai-fix-work"}
+    env = {
+        "GITHUB_TOKEN": "ghp_envtokenvalue",
+        "HOME": "/root",
+        "AIFIX_WEBHOOK_SECRET": "hook-secret-9",
+        "AIFIX_WORK_DIR": "/srv/ai-fix-work",
+    }
     held = held_secrets(settings, env, tmp_path)
     for value in ("admin-token-value-1", "ghp_envtokenvalue", "hook-secret-9", "hunter2-long-value"):
         assert value in held
@@ -123,8 +128,13 @@ def loop_parts(tmp_path: Path):  # type: ignore[no-untyped-def]
     def make(script: list[Turn], **cfg: int) -> tuple[Loop, ScriptedModel]:
         model = ScriptedModel(script)
         loop = Loop(
-            contract, model, workspace, SandboxChecks(sandbox, contract, []), NamedFilesContext(workspace.path),
-            Trace(tmp_path / "trace.jsonl", []), LoopConfig(model=MODEL, small_model="claude-3-5-haiku", **cfg),
+            contract,
+            model,
+            workspace,
+            SandboxChecks(sandbox, contract, []),
+            NamedFilesContext(workspace.path),
+            Trace(tmp_path / "trace.jsonl", []),
+            LoopConfig(model=MODEL, small_model="claude-3-5-haiku", **cfg),
         )
         return loop, model
 
@@ -135,7 +145,9 @@ def loop_parts(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_history_is_compressed_by_the_small_model_and_the_stable_layer_never_changes(loop_parts) -> None:  # type: ignore[no-untyped-def]
     views = [turn(f"look {i}", call("search_code", query=f"value{i}")) for i in range(6)]
-    loop, model = loop_parts([turn("plan", PLAN), *views, turn("fix", FIX, CHECK), turn("done", call("finish", summary="s"))], history_tokens=10)
+    loop, model = loop_parts(
+        [turn("plan", PLAN), *views, turn("fix", FIX, CHECK), turn("done", call("finish", summary="s"))], history_tokens=10
+    )
     loop.conclusions += [f"earlier finding number {i}. Details follow" for i in range(6)]
     result = loop.run()
     assert result.outcome == "accepted"
@@ -155,7 +167,15 @@ def test_ask_human_hands_off_with_the_question(loop_parts) -> None:  # type: ign
 
 def test_a_plan_outside_the_scope_is_refused_and_asked_again(loop_parts) -> None:  # type: ignore[no-untyped-def]
     bad_plan = call("plan", steps=[{"do": "edit CI", "done_when": "green"}], impact=[".github/workflows/ci.yml"])
-    loop, model = loop_parts([turn("p", bad_plan), turn("p", call("str_replace_based_edit_tool", command="view", path="calc.py")), turn("p", PLAN), turn("f", FIX, CHECK), turn("d", call("finish", summary="s"))])
+    loop, model = loop_parts(
+        [
+            turn("p", bad_plan),
+            turn("p", call("str_replace_based_edit_tool", command="view", path="calc.py")),
+            turn("p", PLAN),
+            turn("f", FIX, CHECK),
+            turn("d", call("finish", summary="s")),
+        ]
+    )
     result = loop.run()
     assert result.outcome == "accepted"
     assert [r.tool_choice for r in model.requests[:3]] == [{"type": "tool", "name": "plan"}] * 3

@@ -7,13 +7,24 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from loop_support import (
+    CHECK,
+    DEMO_SCRIPT,
+    FINISH,
+    FIX,
+    PLAN,
+    VIEW,
+    config,
+    run_local,
+    sample_files,
+    sample_issue,
+)
 
 from bot.loop.demo import make_repo
 from bot.loop.local import execute
 from bot.model.replay import ReplayModel
 from bot.model.scripted import call, turn
 from bot.settings import load_settings
-from loop_support import CHECK, DEMO_SCRIPT, FINISH, FIX, PLAN, VIEW, config, run_local, sample_files, sample_issue
 
 pytestmark = pytest.mark.bwrap
 
@@ -54,7 +65,10 @@ def test_happy_path_fixes_the_bug_and_writes_the_outputs(tmp_path: Path) -> None
     assert json.loads(run.fake.bodies[1])["tool_choice"] == {"type": "any"}
     # The stable layer is byte-identical every step; the slow part of the volatile layer has its own breakpoint.
     assert len({json.dumps(json.loads(b)["system"]) for b in run.fake.bodies}) == 1
-    assert [b.get("cache_control") for b in json.loads(run.fake.bodies[1])["messages"][0]["content"]] == [{"type": "ephemeral"}, None]
+    assert [b.get("cache_control") for b in json.loads(run.fake.bodies[1])["messages"][0]["content"]] == [
+        {"type": "ephemeral"},
+        None,
+    ]
     steps = [r for r in run.trace() if r["kind"] == "step"]
     assert [s["step"] for s in steps] == [1, 2, 3, 4]
     assert all(set(s["context_tokens"]) == {"stable", "volatile", "history"} for s in steps)
@@ -88,7 +102,12 @@ def test_same_failure_repeated_rolls_back_narrows_scope_then_hands_off(tmp_path:
         turn("plan", PLAN),
         turn("Attempt one: reword the docstring.", docstring(1), CHECK),
         turn("Attempt two: reword it again.", docstring(2), CHECK),
-        turn("Attempt three: touch the README.", edit("A tiny calculator", "A small calculator", path="README.md"), docstring(1), CHECK),
+        turn(
+            "Attempt three: touch the README.",
+            edit("A tiny calculator", "A small calculator", path="README.md"),
+            docstring(1),
+            CHECK,
+        ),
         turn("Attempt four.", docstring(2), CHECK),
     ]
     run = run_local(tmp_path, script)
@@ -137,7 +156,12 @@ def test_denied_paths_traversal_and_workflows_are_refused(tmp_path: Path) -> Non
     ]
     run = run_local(tmp_path, script, files=files)
     refused = [a for a in run.actions() if a["decision"] == "refused"]
-    assert [a["input"]["path"] for a in refused] == ["vendor/lib.py", "../outside.py", ".github/workflows/ci.yml", ".git/hooks/pre-commit"]
+    assert [a["input"]["path"] for a in refused] == [
+        "vendor/lib.py",
+        "../outside.py",
+        ".github/workflows/ci.yml",
+        ".git/hooks/pre-commit",
+    ]
     texts = [a["observation"]["text"] for a in refused]
     assert "denied by scope rule 'vendor/**'" in texts[0]
     assert "escapes the workspace" in texts[1]
@@ -149,7 +173,11 @@ def test_denied_paths_traversal_and_workflows_are_refused(tmp_path: Path) -> Non
 
 def test_budget_exhausted_hands_off_with_the_work_on_the_branch(tmp_path: Path) -> None:
     files = sample_files(**{".github/ai-fix.yml": config(max_steps=3)})
-    script = [turn("plan", PLAN), turn("Look first.", VIEW), turn("Half a fix: the docstring.", edit('"""The sum of a and b."""', '"""Return a plus b."""'))]
+    script = [
+        turn("plan", PLAN),
+        turn("Look first.", VIEW),
+        turn("Half a fix: the docstring.", edit('"""The sum of a and b."""', '"""Return a plus b."""')),
+    ]
     run = run_local(tmp_path, script, files=files)
     result = run.result
     assert result.outcome == "handed_off"
@@ -165,7 +193,7 @@ def test_529_on_the_first_calls_is_retried(tmp_path: Path) -> None:
     run = run_local(tmp_path, DEMO_SCRIPT, failures=[(529, {"retry-after": "0"}), (529, {})])
     assert run.result.outcome == "accepted"
     assert len(run.fake.bodies) == len(DEMO_SCRIPT) + 2
-    first_call = [r for r in run.trace() if r["kind"] == "step"][0]["model_calls"][0]["response"]
+    first_call = next(r for r in run.trace() if r["kind"] == "step")["model_calls"][0]["response"]
     assert first_call["retries"] == 2
 
 
@@ -207,8 +235,13 @@ def test_replay_of_a_recorded_trace_reproduces_the_diff(tmp_path: Path) -> None:
     first = run_local(tmp_path / "live", DEMO_SCRIPT)
     repo = make_repo(tmp_path / "again", sample_files(**{".github/ai-fix.yml": config()}))
     replayed = execute(
-        sample_issue(), repo, tmp_path / "out2", settings=load_settings(work_dir=tmp_path / "work2"),
-        model=ReplayModel.from_trace(first.out / "trace.jsonl"), model_name=None, sandbox_kind="bwrap",
+        sample_issue(),
+        repo,
+        tmp_path / "out2",
+        settings=load_settings(work_dir=tmp_path / "work2"),
+        model=ReplayModel.from_trace(first.out / "trace.jsonl"),
+        model_name=None,
+        sandbox_kind="bwrap",
     )
     assert replayed.outcome == first.result.outcome == "accepted"
     assert replayed.diff_text == first.result.diff_text and replayed.steps == first.result.steps
@@ -221,16 +254,22 @@ def test_no_request_to_the_model_carries_a_planted_secret(tmp_path: Path, monkey
         "repo": "canary-dotenv-value-3c7f0a9d55",
     }
     monkeypatch.setenv("DEPLOY_TOKEN", canaries["env"])
-    files = sample_files(**{
-        ".github/ai-fix.yml": config(),
-        ".env": f"API_TOKEN={canaries['repo']}\n",
-        "notes.txt": f"webhook {canaries['settings']} and deploy {canaries['env']} and {canaries['repo']}\n",
-    })
+    files = sample_files(
+        **{
+            ".github/ai-fix.yml": config(),
+            ".env": f"API_TOKEN={canaries['repo']}\n",
+            "notes.txt": f"webhook {canaries['settings']} and deploy {canaries['env']} and {canaries['repo']}\n",
+        }
+    )
     issue = sample_issue() + f"\nThe failing run printed {canaries['env']}.\n"
     script = [
         turn("plan", PLAN),
-        turn("Read everything.", call("str_replace_based_edit_tool", command="view", path=".env"),
-             call("str_replace_based_edit_tool", command="view", path="notes.txt"), call("search_code", query="canary")),
+        turn(
+            "Read everything.",
+            call("str_replace_based_edit_tool", command="view", path=".env"),
+            call("str_replace_based_edit_tool", command="view", path="notes.txt"),
+            call("search_code", query="canary"),
+        ),
         turn("Fix.", FIX, CHECK),
         turn("Done.", FINISH),
     ]

@@ -6,15 +6,17 @@ import json
 import logging
 
 import pytest
+from support_model import anthropic_model, serve_fake_api
 
 from bot.errors import ModelError
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, call, turn
-from support_model import anthropic_model, serve_fake_api
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK flags older model ids
 
-TOOLS = [{"name": "finish", "description": "end", "input_schema": {"type": "object", "properties": {"summary": {"type": "string"}}}}]
+TOOLS = [
+    {"name": "finish", "description": "end", "input_schema": {"type": "object", "properties": {"summary": {"type": "string"}}}}
+]
 STABLE = "You are a careful engineer. " * 400  # well over the 1024-token cache minimum
 
 

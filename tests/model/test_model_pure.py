@@ -32,7 +32,9 @@ def test_small_mechanical_task_goes_to_the_small_model_with_a_reason() -> None:
 
 
 def test_general_task_goes_to_the_main_model() -> None:
-    c = contract("Division by zero crashes", "Return None", ["src/**"], acceptance_criteria=[Criterion(text="a", origin="stated")])
+    c = contract(
+        "Division by zero crashes", "Return None", ["src/**"], acceptance_criteria=[Criterion(text="a", origin="stated")]
+    )
     choice = choose_model(c, "big", "small")
     assert choice.name == "big" and choice.small == "small" and "general" in choice.reason
 
@@ -41,7 +43,9 @@ def test_repo_config_overrides_the_settings_models() -> None:
     c = contract("Add a feature", "more", ["**"], model=ModelConfig(name="claude-opus-4-5", small="claude-3-5-haiku"))
     choice = choose_model(c, "big", "small")
     assert (choice.name, choice.small) == ("claude-opus-4-5", "claude-3-5-haiku")
-    tiny = contract("Bump version", "bump", ["**"], budget=Budget(max_lines_changed=10), model=ModelConfig(small="claude-3-5-haiku"))
+    tiny = contract(
+        "Bump version", "bump", ["**"], budget=Budget(max_lines_changed=10), model=ModelConfig(small="claude-3-5-haiku")
+    )
     assert choose_model(tiny, "big", "small").name == "claude-3-5-haiku"
 
 
