@@ -29,12 +29,12 @@ from bot.delivery.progress import render_progress
 from bot.delivery.render import render_pr_body
 from bot.delivery.replies import render_reply
 from bot.delivery.safety import safe_outgoing
+from bot.errors import PolicyViolation
 from bot.loop.harness import SandboxChecks, route, run_task
 from bot.loop.result import Handoff, Outcome, RunResult
 from bot.loop.secrets import held_secrets
 from bot.model.base import Model
 from bot.model.select import open_model
-from bot.errors import PolicyViolation
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome
 from bot.sandbox.select import open_sandbox
 from bot.settings import Settings

@@ -5,7 +5,14 @@ import urllib.parse
 import pytest
 
 from bot.delivery.markers import PR_KIND, find_marker, marker
-from bot.delivery.safety import code_block, code_span, inert, inert_quote, is_github_url, safe_outgoing
+from bot.delivery.safety import (
+    code_block,
+    code_span,
+    inert,
+    inert_quote,
+    is_github_url,
+    safe_outgoing,
+)
 from bot.redact import RedactionError
 
 CANARY = "canary-SECRET-3f9a1c77e2b4"

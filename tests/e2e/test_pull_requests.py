@@ -9,10 +9,12 @@ from contextlib import ExitStack
 import pytest
 
 from bot.delivery.github_out import HANDOFF_LABEL
-from bot.loop.demo import sample
 from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker, read_rounds
+from bot.delivery.safety import is_github_url
+from bot.loop.demo import sample
 from bot.model.base import ModelRequest
 from bot.model.scripted import Turn, call, turn
+from tests.delivery.test_inert_rendering import render
 from tests.support.webhooks import REPO, labeled, pr_comment, review_submitted
 
 from .world import CANARY, SENDER, World, start_world
@@ -85,6 +87,8 @@ def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
     assert "❌ fail" in row and "✅ pass" in row
     assert "- `tests/test_calc.py::CalcTest::test_add`" in body.split("from failing to passing")[1].split("##")[0]
     assert re.search(r"`https://evil\.example/p\.png\?k=?\[REDACTED\]\)?`", body) and "![x]" not in body
+    html = render(body)  # as GitHub's engine renders it: no image and no link off GitHub
+    assert "<img" not in html and all(is_github_url(h) for h in re.findall(r'<a href="([^"]*)"', html))
     assert "return a + b" in world.git("show", f"{branch}:calc.py")
     head = world.git("rev-parse", branch).strip()
     [run] = world.github.check_runs
