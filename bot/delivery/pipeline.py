@@ -46,7 +46,7 @@ from bot.workspace.git import Workspace
 log = logging.getLogger(__name__)
 
 STATUS = {"accepted": "done", "handed_off": "handed_off", "failed": "failed", "needs_clarification": "needs_clarification"}
-PHASE_LINES: dict[str, Phase] = {"phase: baseline checks": "baseline", "phase: steps": "round"}
+PHASE_LINES: dict[str, Phase] = {"phase: baseline checks": "baseline", "phase: steps": "round", "phase: final checks": "checks"}
 """Loop progress lines that move the progress comment to the next phase."""
 
 
