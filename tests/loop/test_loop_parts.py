@@ -13,10 +13,10 @@ from bot.checks.models import CheckResult, CheckRun
 from bot.checks.models import TestCase as Case
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles
-from bot.contract.models import Budget, Scope
+from bot.contract.models import Budget, ModelConfig, Scope, TaskContract
 from bot.loop.demo import make_repo
 from bot.loop.editor import edit
-from bot.loop.harness import SandboxChecks
+from bot.loop.harness import SandboxChecks, route
 from bot.loop.loop import Loop, LoopConfig, expectation_met, signature
 from bot.loop.named_files import NamedFilesContext
 from bot.loop.records import EditInput
@@ -229,3 +229,12 @@ def test_the_wall_time_limit_is_checked_before_each_model_call(loop_parts) -> No
     result = loop.run()
     assert result.outcome == "handed_off" and "wall-time limit (2 min" in result.reason
     assert 0 < len(model.requests) < 10
+
+
+def test_model_given_on_the_command_line_wins_and_says_so() -> None:
+    contract = TaskContract(status="ready", title="Add a cache", goal="faster", model=ModelConfig(name="claude-opus-4-5"))
+    settings = load_settings(model="claude-sonnet-4-5", small_model="claude-haiku-4-5")
+    assert route(contract, settings, None).name == "claude-opus-4-5"
+    chosen = route(contract, settings, "claude-sonnet-4-5-20250929")
+    assert (chosen.name, chosen.small) == ("claude-sonnet-4-5-20250929", "claude-haiku-4-5")
+    assert chosen.reason == "given on the command line: claude-sonnet-4-5-20250929"
