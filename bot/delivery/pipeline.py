@@ -15,6 +15,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -45,7 +46,7 @@ from bot.workspace.git import Workspace
 
 log = logging.getLogger(__name__)
 
-STATUS = {"accepted": "done", "handed_off": "handed_off", "failed": "failed", "needs_clarification": "needs_clarification"}
+STATUS: dict[Outcome, Literal["done", "handed_off", "failed", "needs_clarification"]] = {"accepted": "done", "handed_off": "handed_off", "failed": "failed", "needs_clarification": "needs_clarification"}
 PHASE_LINES: dict[str, Phase] = {"phase: baseline checks": "baseline", "phase: steps": "round", "phase: final checks": "checks"}
 """Loop progress lines that move the progress comment to the next phase."""
 
@@ -223,10 +224,10 @@ class Attempt:
                 sandbox.close()
         except JobInterrupted:
             if self.ctx.stop_requested():
-                self.save_work(ws, contract, "stopped by /agent stop")
+                self.save_work(ws, contract, "handed_off", "stopped by /agent stop")
             raise
         except Exception as exc:
-            self.save_work(ws, contract, f"the run crashed: {type(exc).__name__}: {exc}")
+            self.save_work(ws, contract, "failed", f"the run crashed: {type(exc).__name__}: {exc}")
             raise
         return result
 
@@ -235,7 +236,7 @@ class Attempt:
         if ws.head_sha != ws.base_sha:
             ws.push(token=self.ctx.github.token.get_secret_value())
 
-    def save_work(self, ws: Workspace, contract: TaskContract, reason: str) -> None:
+    def save_work(self, ws: Workspace, contract: TaskContract, outcome: Outcome, reason: str) -> None:
         """Push the checkpoints and open or update the draft PR with a handoff, before the error goes on."""
         self.saving_work = True
         try:
@@ -246,25 +247,26 @@ class Attempt:
             except PolicyViolation:
                 ws.rollback()
             if ws.head_sha == ws.base_sha and self.pr is None:
-                self.finish_progress("failed", reason)
+                self.finish_progress(outcome, reason)
                 return
             self.push(ws)
+            stats = ws.stats()
             result = RunResult(
-                outcome="failed",
+                outcome=outcome,
                 reason=reason,
                 contract=contract,
                 branch=ws.branch,
                 base_sha=ws.base_sha,
                 head_sha=ws.head_sha,
-                diff=ws.stats(),
+                diff=stats,
                 handoff=Handoff(
-                    done=[f"{len(ws.stats().files)} files changed up to the last checkpoint {ws.head_sha[:7]}"],
+                    done=[f"changed {', '.join(f.path for f in stats.files) or 'nothing'} up to the last checkpoint {ws.head_sha[:7]}"],
                     not_done=["the contract checks were not verified after the last checkpoint"],
                     next_steps=["comment `/agent retry` on this PR to continue from the pushed branch"],
                 ),
             )
             self.deliver(result, final=False)
-            self.finish_progress("failed", reason)
+            self.finish_progress(outcome, reason)
         except Exception as exc:  # the original error matters more; this one is only logged
             log.error("could not save the work of job %s: %s", self.ctx.job_id, type(exc).__name__)
 
@@ -287,7 +289,7 @@ class Attempt:
             if self.ws is not None:
                 self.ws.remove()  # everything is pushed; the trace stays beside the job directory
         data = {"pr": self.pr.html_url if self.pr else "", "branch": result.branch, "head": result.head_sha}
-        return JobOutcome(status=STATUS[result.outcome], reason=result.reason, data=data)  # type: ignore[arg-type]
+        return JobOutcome(status=STATUS[result.outcome], reason=result.reason, data=data)
 
     def publish(self, result: RunResult) -> None:
         self.progress.current = "pull_request"
