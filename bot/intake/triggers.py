@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from bot.delivery.markers import PR_KIND, find_marker
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
@@ -103,7 +105,7 @@ def _issues(event: Event, trigger_label: str) -> Decision:
     base = _base(payload)
     if isinstance(base, Ignored):
         return base
-    return Triggered(Trigger(kind="issue", number=int(issue.get("number", 0)), delivery_id=event.delivery_id, **base))
+    return Triggered(Trigger(kind="issue", number=issue.get("number"), delivery_id=event.delivery_id, **base))
 
 
 def _issue_comment(event: Event, app_id: int | None) -> Decision:
@@ -123,7 +125,7 @@ def _issue_comment(event: Event, app_id: int | None) -> Decision:
     return Triggered(
         Trigger(
             kind=command.name,
-            number=int(issue.get("number", 0)),
+            number=issue.get("number"),
             comment_id=comment.get("id"),
             feedback=command.feedback,
             delivery_id=event.delivery_id,
@@ -159,7 +161,7 @@ def _review(event: Event, app_id: int | None) -> Decision:
     return Triggered(
         Trigger(
             kind="review",
-            number=int(pull.get("number", 0)),
+            number=pull.get("number"),
             review_id=review_id,
             comment_id=comment_id,
             feedback=feedback,
@@ -190,6 +192,16 @@ def _installation(event: Event) -> Decision:
 
 def decide(event: Event, *, trigger_label: str, app_id: int | None) -> Decision:
     """What a delivery means for the queue."""
+    try:
+        return _decide(event, trigger_label, app_id)
+    except ValidationError as exc:
+        # A trigger-shaped delivery missing what a job needs (e.g. no issue number): recorded, not run.
+        problem = exc.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        return Ignored(f"{event.name}.{event.action} payload is unusable: {where}: {problem['msg']}")
+
+
+def _decide(event: Event, trigger_label: str, app_id: int | None) -> Decision:
     if event.name == "ping":
         return Ping()
     if event.name == "issues":

@@ -180,6 +180,9 @@ class IntakeWriter:
         except StoreUnavailable as exc:
             log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
             results = [exc] * len(batch)
+        except Exception as exc:  # noqa: BLE001 - the writer must outlive a bug: refuse (503), never hang
+            log.exception("could not store %d deliveries", len(batch))
+            results = [StoreUnavailable(f"could not store the delivery ({exc.__class__.__name__})")] * len(batch)
         self._last_commit = time.monotonic()
         self._uncheckpointed += len(batch)
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}

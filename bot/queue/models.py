@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"]
 TriggerKind = Literal["issue", "retry", "review", "stop", "help"]
@@ -20,6 +20,9 @@ WRITE_PERMISSIONS: frozenset[str] = frozenset({"admin", "maintain", "write"})
 
 class Trigger(BaseModel):
     """One accepted-looking request from a delivery; the worker still checks the sender's permission."""
+
+    model_config = ConfigDict(strict=True)
+    """Built from payloads: "12" is not an issue number, nothing is coerced."""
 
     kind: TriggerKind
     repo: str

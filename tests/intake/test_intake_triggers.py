@@ -157,3 +157,14 @@ def test_parse_event_needs_headers_and_a_json_object():
     ):
         with pytest.raises(MalformedDelivery):
             parse_event(bad_headers, body)
+
+
+def test_a_trigger_without_a_usable_number_is_recorded_not_run():
+    for bad in ("12", None):
+        payload = labeled()
+        payload["issue"]["number"] = bad
+        decision = run("issues", payload)
+        assert isinstance(decision, Ignored) and "payload is unusable: number" in decision.reason
+    comment = pr_comment("/agent retry")
+    comment["comment"]["id"] = "not-an-id"
+    assert "comment_id" in run("issue_comment", comment).reason
