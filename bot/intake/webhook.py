@@ -30,10 +30,12 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 MAX_BODY = 25 * 1024 * 1024
 """GitHub caps payloads at 25 MB; anything larger is not from GitHub."""
+UNVERIFIED = "unverified"
+"""The metrics' event label for deliveries whose signature was not checked or failed."""
 
 
 class TooLarge(Exception):
-    pass
+    """The body is over the limit; answered 413 without reading the rest."""
 
 
 async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
@@ -45,7 +47,7 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise TooLarge if size > limit else ConnectionError("client went away")
+            raise ConnectionError("client went away")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -70,6 +72,8 @@ class WebhookFirst:
 
 
 class WebhookEndpoint:
+    """POST /webhook: verify, parse, decide, store durably, then answer (202, or 200 for ping and redeliveries)."""
+
     def __init__(self, settings: Settings, writer: IntakeWriter, metrics: Metrics, *, max_body: int = MAX_BODY) -> None:
         self.secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
         self.trigger_label = settings.trigger_label
@@ -81,37 +85,35 @@ class WebhookEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        event_name = headers.get("x-github-event") or "unknown"
         try:
             body = await read_body(receive, headers.get("content-length", ""), self.max_body)
         except TooLarge:
-            status, outcome, answer = 413, "too_large", {"error": f"payload larger than {self.max_body} bytes"}
+            status, event, outcome, answer = 413, UNVERIFIED, "too_large", {"error": f"payload larger than {self.max_body} bytes"}
         except ConnectionError:
             return
         else:
-            status, outcome, answer = await self.handle(headers, body)
-            event_name = headers.get("x-github-event") or "unknown"
-        self.metrics.observe(event_name, outcome, time.perf_counter() - started)
+            status, event, outcome, answer = await self.handle(headers, body)
+        self.metrics.observe(event, outcome, time.perf_counter() - started)
         data = orjson.dumps(answer)
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
         await send({"type": "http.response.body", "body": data})
 
-    async def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, str, dict[str, Any]]:
-        """(HTTP status, outcome for the metrics, JSON answer) for one delivery."""
+    async def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, str, str, dict[str, Any]]:
+        """(HTTP status, event and outcome for the metrics, JSON answer) for one delivery."""
         try:
             verify_signature(body, headers.get("x-hub-signature-256"), self.secret)
         except InvalidSignature as exc:
-            return 401, "unauthorized", {"error": str(exc)}
+            return 401, UNVERIFIED, "unauthorized", {"error": str(exc)}
         try:
             event = parse_event(headers, body)
         except MalformedDelivery as exc:
-            return 400, "malformed", {"error": str(exc)}
+            return 400, headers.get("x-github-event", ""), "malformed", {"error": str(exc)}
         decision = decide(event, trigger_label=self.trigger_label, app_id=self.app_id)
         try:
             ack = await self.writer.submit(Incoming(event, body, decision, time.time()))
         except StoreUnavailable as exc:
             log.error("delivery %s refused: %s", event.delivery_id, exc)
-            return 503, "unavailable", {"error": "job store unavailable; GitHub can redeliver later"}
+            return 503, event.name, "unavailable", {"error": "job store unavailable; GitHub can redeliver later"}
         status = 200 if ack.outcome in ("ping", "duplicate") else 202
-        return status, ack.outcome, {"outcome": ack.outcome, "job_id": ack.job_id, "reason": ack.reason}
+        return status, event.name, ack.outcome, {"outcome": ack.outcome, "job_id": ack.job_id, "reason": ack.reason}

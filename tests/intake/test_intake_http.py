@@ -192,11 +192,15 @@ def test_read_endpoints_need_the_admin_token(start_service, fake_github):
     assert [e["event"] for e in detail["events"]][:3] == ["queued", "claimed", "trigger_checked"]
     assert svc.admin("/tasks/999").status_code == 404
 
+    deliver(svc.client, "issues", labeled(1), secret="wrong")
+    deliver(svc.client, "made_up_event", {"zen": "x"})
     metrics = svc.admin("/metrics").text
+    assert 'aifix_deliveries_total{event="unverified",outcome="unauthorized"} 1' in metrics
+    assert 'aifix_deliveries_total{event="other",outcome="ignored"} 1' in metrics and "made_up" not in metrics
     assert 'aifix_deliveries_total{event="issues",outcome="queued"} 2' in metrics
     assert 'aifix_jobs{kind="issue",status="done"} 1' in metrics
     assert 'aifix_jobs{kind="issue",status="rejected"} 1' in metrics
-    assert 'aifix_ack_seconds_bucket{le="+Inf"} 2' in metrics and "aifix_ack_seconds_count 2" in metrics
+    assert 'aifix_ack_seconds_bucket{le="+Inf"} 4' in metrics and "aifix_ack_seconds_count 4" in metrics
 
 
 def test_read_endpoints_are_disabled_without_an_admin_token(start_service):
