@@ -48,6 +48,8 @@ def _apply_installation(store: Store, conn: sqlite3.Connection, change: Installa
     repos = set(json.loads(row[0])) if row else set()
     repos = (repos | set(change.repos_added)) - set(change.repos_removed)
     status = {"deleted": "deleted", "suspend": "suspended"}.get(change.action, "active")
+    if status == "deleted":
+        repos = set()
     conn.execute(
         "INSERT INTO installations (id, account, status, repos, updated_at) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (id) DO UPDATE SET account = excluded.account, status = excluded.status, repos = excluded.repos, "

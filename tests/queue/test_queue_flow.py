@@ -1,5 +1,7 @@
 """Triggers, refusals and the one-active-job rule end to end: real server on loopback, workers, fake GitHub."""
 
+import sqlite3
+
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 from tests.support.fake_github import load_payload
@@ -171,6 +173,8 @@ def test_deleting_or_suspending_the_installation_cancels_pending_jobs(start_serv
     deliver(svc.client, "installation", deleted)
     job = svc.store.get_job(later)
     assert job.status == "cancelled" and job.reason == "the App installation was deleted"
+    with sqlite3.connect(svc.store.path) as conn:
+        assert conn.execute("SELECT id, account, status, repos FROM installations").fetchall() == [(1, "octocat", "deleted", "[]")]
 
 
 class Poison:
