@@ -23,9 +23,10 @@ _FENCE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 _CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)(?P<body>.+?)(?<!`)(?P=ticks)(?!`)", re.DOTALL)
-# Bare URLs GitHub autolinks (scheme:// or www.), @mentions (users and teams), closing keywords.
+# Bare URLs and e-mail addresses GitHub autolinks (wherever they start), @mentions, closing keywords.
 _RISKY = re.compile(
-    r"(?P<url>(?<![\w@.])(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)[^\s<>`\"]+)"
+    r"(?P<url>(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)[^\s<>`\"]+)"
+    r"|(?P<email>[\w.+-]+@[\w.-]*\.[\w.-]*)"  # as loose as cmark-gfm, which links `a@.b`
     r"|(?P<closing>(?i:\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b)\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+)"
     r"|(?P<mention>(?<![\w`/@.])@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
 )
@@ -90,7 +91,7 @@ def _inline(text: str) -> str:
         out.append(code_span(m.group("body")))
         pos = m.end()
     out.append(_prose(text[pos:]))
-    return "".join(out)
+    return _join(out)
 
 
 def _prose(text: str) -> str:
@@ -102,7 +103,8 @@ def _prose(text: str) -> str:
         if url is not None:
             url = url.rstrip(".,;:!?*_~'")
             tail = m.group(0)[len(url) :]
-            out.append((_escape(url) if is_github_url(url) else code_span(url)) + _escape(tail))
+            # A kept link is an explicit autolink: GitHub's autolinker would run on into what follows.
+            out.append((f"<{url}>" if is_github_url(url) else code_span(url)) + _escape(tail))
         elif m.group("closing") is not None:
             # Keyword and reference in separate spans: no "fixes #N" text left for any parser to act on.
             keyword, _, ref = m.group(0).rpartition(" ")
@@ -111,7 +113,15 @@ def _prose(text: str) -> str:
             out.append(code_span(m.group(0)))
         pos = m.end()
     out.append(_escape(text[pos:]))
-    return "".join(out)
+    return _join(out)
+
+
+def _join(parts: list[str]) -> str:
+    """Concatenate, keeping a space between two code spans (adjacent backtick runs would merge)."""
+    out = ""
+    for part in parts:
+        out += " " + part if out.endswith("`") and part.startswith("`") else part
+    return out
 
 
 def _escape(text: str) -> str:
