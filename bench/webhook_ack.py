@@ -6,8 +6,8 @@ answer. Every delivery is a trigger for a different issue (so none merge) and a 
 redeliveries of an earlier X-GitHub-Delivery (which must not create a job). Afterwards the job store is
 read: jobs must equal the distinct triggering deliveries, every delivery must be stored once.
 
-    .venv/bin/python bench/webhook_ack.py            # N=2000, C=50, starts ai-fix serve itself
-    .venv/bin/python bench/webhook_ack.py -n 5000 -c 100
+    .venv/bin/python bench/webhook_ack.py --baseline   # N=2000, C=50; also the stores-nothing baseline
+    .venv/bin/python bench/webhook_ack.py -n 5000 -c 100 --synchronous normal
 
 The server runs with AIFIX_WORKERS=0 (intake only: jobs stay queued, GitHub is not called) so the
 figure is the acknowledgement path alone: verify, parse, decide, commit durably, answer.
@@ -51,7 +51,7 @@ def build_requests(n: int, redeliver: float, host: str) -> tuple[list[bytes], in
     rng = random.Random(7)
     sent: list[tuple[str, bytes]] = []
     requests: list[bytes] = []
-    for i in range(n):
+    for _ in range(n):
         if sent and rng.random() < redeliver:
             delivery, body = rng.choice(sent)
         else:
