@@ -29,7 +29,7 @@ from tests.support.webhooks import INSTALLATION, REPO
 from tests.support_model import FakeMessagesAPI, serve_fake_api
 
 from .test_pull_requests import FIX_SCRIPT, PLAN
-from .world import SENDER, make_github, make_remote, service_env
+from .world import SENDER, leaks, make_github, make_remote, service_env
 
 APP_IDS = itertools.count(72_000)
 TITLE = "add() subtracts instead of adding"
@@ -74,6 +74,7 @@ def worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Worker]:
             store.enqueue(conn, trigger, time.time())
         yield Worker(pool, store, github, model_api, bare)
         store.close()
+        assert leaks(github, model_api) == [], "a secret reached the fake GitHub or the fake model"
     assert github.violations == [], "requests that break GitHub's schema or auth rules"
 
 

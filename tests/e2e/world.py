@@ -111,22 +111,26 @@ class World:
     def pull(self, number: int) -> dict[str, Any]:
         return self.github.pulls[(REPO, number)]
 
-    def sent(self) -> list[str]:
-        """Everything sent to the fake GitHub (paths, queries, bodies) and to the fake model, as text."""
-        github = [f"{c.path} {json.dumps(c.query)} {json.dumps(c.json)}" for c in self.github.calls]
-        github += [json.dumps(c) for c in self.github.graphql_calls]
-        return github + list(self.model_api.bodies)
-
     def leaks(self) -> list[str]:
-        """Canary secrets (whole, 8-character pieces, base64, URL-encoded) or key lines found in anything sent out."""
-        values = [*SECRETS.values(), *[line for line in self.github.private_key_pem.splitlines() if "PRIVATE KEY" not in line]]
-        forms = set()
-        for v in values:
-            forms.update({v, base64.b64encode(v.encode()).decode().rstrip("="), urllib.parse.quote(v, safe="")})
-            forms.update(v[i : i + 8] for i in range(0, len(v) - 8, 4))
-        forms.add(CANARY)
-        forms = {f for f in forms if len(f) >= 8 and f not in ("sk-ant-c",)}
-        return sorted({f for text in self.sent() for f in forms if f in text})
+        return leaks(self.github, self.model_api)
+
+
+def sent(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
+    """Everything sent to the fake GitHub (paths, queries, bodies) and to the fake model, as text."""
+    out = [f"{c.path} {json.dumps(c.query)} {json.dumps(c.json)}" for c in github.calls]
+    return out + [json.dumps(c) for c in github.graphql_calls] + list(model_api.bodies)
+
+
+def leaks(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
+    """Secrets (whole, 8-character pieces, base64, URL-encoded) found in anything sent out (headers aside)."""
+    key_lines = [line for line in github.private_key_pem.splitlines() if "PRIVATE KEY" not in line]
+    values = [*SECRETS.values(), *key_lines, *github.tokens]  # tokens: every installation token minted
+    forms = {CANARY}
+    for v in values:
+        forms.update({v, base64.b64encode(v.encode()).decode().rstrip("="), urllib.parse.quote(v, safe="")})
+        forms.update(v[i : i + 8] for i in range(0, len(v) - 8, 4))
+    forms = {f for f in forms if len(f) >= 8 and f != "sk-ant-c"}
+    return sorted({f for text in sent(github, model_api) for f in forms if f in text})
 
 
 def make_remote(root: Path) -> Path:
