@@ -1,0 +1,150 @@
+"""Bringing the index up to date with the working tree: what changed, what to parse, in parallel."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from bot.context.index import Index, StatKey
+from bot.context.languages import grammar_for
+from bot.context.repo import RepoFiles, blob_id
+from bot.context.store import TagStore
+from bot.context.tags import FileTags, extract_tags
+from bot.redact import is_secret_file
+
+log = logging.getLogger(__name__)
+
+MAX_FILE_BYTES = 512_000
+MAX_AVERAGE_LINE = 250
+"""Longer average lines mean minified or generated code: noise for search, costly to parse."""
+PARALLEL_FROM = 200
+"""Parsing fewer files than this is faster than starting worker processes."""
+VENDORED = {"vendor", "vendors", "third_party", "third-party", "node_modules", "dist", "bower_components"}
+"""Directories of copied-in code: another project's, so noise when searching this one."""
+STORE_BATCH = 256
+BULK_FROM = 100
+"""From this many changed files on, relinking the whole graph is cheaper than patching it."""
+
+ParseMany = Callable[[list[tuple[bytes, str]]], Iterator[FileTags]]
+
+
+@dataclass
+class SyncReport:
+    parsed: int = 0
+    """Files parsed now (their blob was in no cache)."""
+    reused: int = 0
+    """Changed or new files whose blob was already in the tag cache."""
+    removed: int = 0
+    unchanged: int = 0
+
+
+@lru_cache(maxsize=1 << 16)
+def indexable(path: str) -> str | None:
+    """The grammar that indexes path, or None for files never indexed (secrets, unknown languages)."""
+    grammar = grammar_for(path)
+    if grammar is None or is_secret_file(path) or path.endswith((".min.js", ".bundle.js")):
+        return None
+    return None if VENDORED & set(path.split("/")[:-1]) else grammar
+
+
+def _looks_generated(data: bytes) -> bool:
+    return len(data) > MAX_FILE_BYTES or len(data) > MAX_AVERAGE_LINE * (data.count(b"\n") + 1)
+
+
+def _parse(item: tuple[bytes, str]) -> tuple:
+    return extract_tags(*item).to_tuple()
+
+
+def parse_many(items: list[tuple[bytes, str]]) -> Iterator[FileTags]:
+    """Tags for each (source, grammar), in order; on several cores for a large batch."""
+    workers = min(os.cpu_count() or 1, 8)
+    if len(items) < PARALLEL_FROM or workers < 2:
+        yield from (extract_tags(*item) for item in items)
+        return
+    # fork starts fastest but can deadlock a process that runs threads (a server): spawn there.
+    method = "fork" if threading.active_count() == 1 and os.name == "posix" else "spawn"
+    with multiprocessing.get_context(method).Pool(workers) as pool:
+        for data in pool.imap(_parse, items, chunksize=16):
+            yield FileTags.from_tuple(data)
+
+
+def sync(
+    index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = parse_many
+) -> tuple[Index, SyncReport]:
+    """Re-index what changed since the index was last synced: the index (a new one if the old could
+    not be updated) and what was done."""
+    report = SyncReport()
+    kept: set[str] = set()
+    changed: list[tuple[str, int]] = []
+    pending: list[tuple[str, str, StatKey, str, bytes]] = []
+    for path in files.list():
+        grammar = indexable(path)
+        stat = files.stat(path) if grammar else None
+        if grammar is None or stat is None:
+            continue
+        fid = index.file_id(path)
+        if fid is not None and index.stats[fid] == stat:
+            kept.add(path)
+            report.unchanged += 1
+            continue
+        try:
+            data = files.read(path)
+        except OSError:
+            continue
+        blob = blob_id(data)
+        if fid is not None and index.blobs[fid] == blob:
+            index.update_stat(fid, stat)
+            kept.add(path)
+            report.unchanged += 1
+            continue
+        if fid is not None:
+            changed.append((path, fid))
+        if not _looks_generated(data):
+            kept.add(path)
+            pending.append((path, blob, stat, grammar, data))
+    changed = [(path, fid) for path, fid in changed if path in kept]
+    gone = [(path, fid) for fid, path in enumerate(index.paths) if path is not None and path not in kept]
+    outgoing = [*changed, *gone]
+    old = store.get_many(index.blobs[fid] for _, fid in outgoing)
+    if any(index.blobs[fid] not in old for _, fid in outgoing):
+        log.info("tag cache lacks files the index holds; rebuilding the index")
+        return sync(Index(), files, store, parse)
+    cached = store.get_many(blob for _, blob, *_ in pending)
+    report.removed = len(gone)
+    report.reused = sum(1 for _, blob, *_ in pending if blob in cached)
+    report.parsed = len(pending) - report.reused
+    index.apply(
+        removed=[(path, old[index.blobs[fid]]) for path, fid in outgoing],
+        added=_with_tags(pending, cached, store, parse),
+        bulk=len(pending) + len(gone) >= BULK_FROM,
+    )
+    return index, report
+
+
+def _with_tags(
+    pending: list[tuple[str, str, StatKey, str, bytes]],
+    cached: dict[str, FileTags],
+    store: TagStore,
+    parse: ParseMany,
+) -> Iterator[tuple[str, str, StatKey, str, FileTags]]:
+    """Yield entries with their tags as parsing goes, saving new tags in batches (progress survives a crash)."""
+    to_parse = [entry for entry in pending if entry[1] not in cached]
+    if to_parse:
+        log.info("parsing %d files", len(to_parse))
+    for path, blob, stat, grammar, _ in pending:
+        if blob in cached:
+            yield path, blob, stat, grammar, cached[blob]
+    batch: list[tuple[str, FileTags]] = []
+    parsed = parse([(data, grammar) for _, _, _, grammar, data in to_parse])
+    for (path, blob, stat, grammar, _), tags in zip(to_parse, parsed):
+        batch.append((blob, tags))
+        if len(batch) >= STORE_BATCH:
+            store.put_many(batch)
+            batch.clear()
+        yield path, blob, stat, grammar, tags
+    store.put_many(batch)

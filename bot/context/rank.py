@@ -1,0 +1,163 @@
+"""Ranking files for a query: lexical match + direct mentions + graph proximity, no model call (pure)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from bot.context.graph import personalised_pagerank
+from bot.context.imports import resolve
+from bot.context.index import Index
+from bot.context.mentions import Frame, Mentions
+from bot.context.terms import text_terms
+
+LEXICAL = 1.0
+DIRECT = 0.5
+GRAPH = 0.5
+"""Weights of the three signals, each in [0, 1]. Chosen on the localization benchmark (bench/localize.py):
+lexical search carries most of the weight; direct hits and the graph add a few points each."""
+DIRECT_HALF = 2.0
+"""The direct-hit score that counts as half of a certain hit (a traceback frame scores 2)."""
+PATH_HIT = 3.0
+BASENAME_HIT = 1.5
+FRAME_HIT = 2.0
+FRAME_DECAY = 0.5
+MODULE_HIT = 1.0
+DIFF_HIT = 2.0
+STEM_HIT = 1.5
+"""A word that is a module's file name (`sqlmigrate`, `deletion`)."""
+MIN_STEM = 4
+RARE_STEM = 0.01
+"""Only a file name used in at most this share of files counts (`sqlmigrate`, not `message`)."""
+MAX_STEM_FILES = 3
+SYMBOL_TAIL = 0.2
+MAX_SYMBOL_DEFINERS = 20
+"""A mentioned name defined in more files than this points nowhere in particular."""
+LEXICAL_SEEDS = 5
+"""Without direct hits, the best lexical matches seed the graph walk."""
+
+
+@dataclass
+class FileHits:
+    score: float = 0.0
+    frames: list[Frame] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
+    """Mentioned names this file defines."""
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    fid: int
+    score: float
+    lexical: float
+    direct: float
+    graph: float
+
+
+def _path_matches(index: Index, mentioned: str) -> tuple[list[int], bool]:
+    """Files a mentioned path means: (ids, exact); exact when the whole mention is a path suffix."""
+    clean = mentioned.strip("./").replace("\\", "/")
+    segments = clean.split("/")
+    best: list[int] = []
+    best_len = 0
+    for fid in index.by_basename().get(segments[-1], []):
+        path = index.paths[fid]
+        assert path is not None
+        own = path.split("/")
+        common = 0
+        while common < min(len(own), len(segments)) and own[-1 - common] == segments[-1 - common]:
+            common += 1
+        if common > best_len:
+            best, best_len = [fid], common
+        elif common == best_len:
+            best.append(fid)
+    exact = best_len == len(segments) or (best_len >= 2 and len(best) == 1)
+    return best, exact
+
+
+def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
+    hits: dict[int, FileHits] = {}
+
+    def hit(fid: int, score: float, reason: str) -> FileHits:
+        entry = hits.setdefault(fid, FileHits())
+        entry.score += score
+        if reason not in entry.reasons:
+            entry.reasons.append(reason)
+        return entry
+
+    for mentioned in mentions.paths:
+        found, exact = _path_matches(index, mentioned)
+        weight = PATH_HIT if exact and "/" in mentioned.strip("/") else BASENAME_HIT
+        for fid in found:
+            hit(fid, weight / len(found), "named in the issue")
+    in_repo = []
+    for frame in mentions.frames:
+        found, exact = _path_matches(index, frame.path)
+        if exact and len(found) == 1:
+            in_repo.append((frame, found[0]))
+    deepest = max((frame.depth for frame, _ in in_repo), default=0)
+    for frame, fid in in_repo:
+        # The repository's frame nearest the raise point is the likeliest place of the fault.
+        entry = hit(fid, FRAME_HIT * FRAME_DECAY ** (deepest - frame.depth), "traceback frame")
+        entry.frames.append(frame)
+    for path in mentions.diff_paths:
+        fid = index.file_id(path)
+        if fid is not None:
+            hit(fid, DIFF_HIT, "changed in the current diff")
+    keys = index.module_keys()
+    for dotted in mentions.dotted:
+        for fid in resolve(dotted, "", "python", keys) or resolve(dotted.lower(), "", "python", keys):
+            hit(fid, MODULE_HIT, "module named in the issue")
+    stems = index.by_stem()
+    rare = max(1, int(index.live_count * RARE_STEM))
+    symbols: dict[int, list[float]] = {}
+    for name, certainty in mentions.names.items():
+        same_stem = stems.get(name, []) if len(name) >= MIN_STEM else []
+        if 0 < len(same_stem) <= MAX_STEM_FILES and len(index.postings.get(name.lower())) <= rare:
+            for fid in same_stem:
+                hit(fid, STEM_HIT * certainty / len(same_stem), "module named in the issue")
+        definers = index.definers.get(name)
+        if not definers or len(definers) > MAX_SYMBOL_DEFINERS:
+            continue
+        for fid in definers:
+            symbols.setdefault(fid, []).append(certainty / len(definers))
+            hit(fid, 0.0, "defines a name in the issue").names.add(name)
+    for fid, weights in symbols.items():
+        # The most specific name decides; more names add a little (a big file defines many).
+        weights.sort(reverse=True)
+        hits[fid].score += weights[0] + SYMBOL_TAIL * sum(weights[1:])
+    return hits
+
+
+def query_terms(text: str) -> dict[str, int]:
+    return dict(Counter(text_terms(text)))
+
+
+def _scaled(scores: dict[int, float]) -> dict[int, float]:
+    top = max(scores.values(), default=0.0)
+    return {k: v / top for k, v in scores.items()} if top > 0 else {}
+
+
+def rank_files(index: Index, terms: dict[str, int], hits: dict[int, FileHits]) -> list[Ranked]:
+    """Every file with any signal, best first."""
+    lexical = _scaled(index.bm25(terms))
+    # Not scaled by the best file: a lone weak hit (one prose word) must stay weak.
+    direct = {fid: h.score / (h.score + DIRECT_HALF) for fid, h in hits.items() if h.score > 0}
+    seeds = dict(direct)
+    if not seeds:
+        seeds = dict(sorted(lexical.items(), key=lambda kv: -kv[1])[:LEXICAL_SEEDS])
+    graph = _scaled(personalised_pagerank(seeds, index.neighbours))
+    ranked = [
+        Ranked(
+            fid,
+            LEXICAL * lexical.get(fid, 0.0) + DIRECT * direct.get(fid, 0.0) + GRAPH * graph.get(fid, 0.0),
+            lexical.get(fid, 0.0),
+            direct.get(fid, 0.0),
+            graph.get(fid, 0.0),
+        )
+        for fid in set(lexical) | set(direct) | set(graph)
+        if index.paths[fid] is not None
+    ]
+    ranked.sort(key=lambda r: (-r.score, index.paths[r.fid]))
+    return ranked

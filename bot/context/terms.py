@@ -1,0 +1,50 @@
+"""Turning identifiers, paths and prose into search terms, and text into a token count (pure)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from importlib import resources
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# camelCase / PascalCase / ACRONYMWords / digits boundaries
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+CHARS_PER_TOKEN = 3.2
+"""Code tokenizes denser than prose; a low ratio over-counts, so a fitted context never overflows."""
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    text = resources.files("bot.context").joinpath("stopwords.txt").read_text()
+    return frozenset(w for line in text.splitlines() if (w := line.strip()) and not w.startswith("#"))
+
+
+@lru_cache(maxsize=65536)
+def identifier_terms(name: str) -> tuple[str, ...]:
+    """`get_user_name`, `getUserName` -> the whole name lower-cased plus its parts."""
+    stop = stopwords()
+    whole = name.lower().strip("_")
+    parts = [p.lower() for p in _PART.findall(name)]
+    out = [whole] if len(whole) > 1 and whole not in stop else []
+    if len(parts) > 1:
+        out.extend(p for p in parts if len(p) > 1 and p not in stop and p != whole)
+    return tuple(out)
+
+
+def text_terms(text: str) -> Iterator[str]:
+    """Search terms of free text: every identifier-like word, split like code identifiers."""
+    for word in _WORD.findall(text):
+        yield from identifier_terms(word)
+
+
+def path_terms(path: str) -> list[str]:
+    """Directory and file names of a path, split like identifiers (extension dropped)."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return [t for part in re.split(r"[/\\.\-]+", stem) for t in identifier_terms(part)]
+
+
+def count_tokens(text: str) -> int:
+    """An upper estimate of model tokens, without a tokenizer."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)

@@ -1,0 +1,155 @@
+"""Indexing a real git repository: blob-id cache, incremental updates, persistence."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from bot.context.index import Index
+from bot.context.indexer import sync
+from bot.context.provider import RepoContext
+from bot.context.repo import RepoFiles
+from bot.context.store import TagStore, cache_version
+from conftest import SHOP, CountingParser, git, make_repo, write
+
+CODE_FILES = sum(1 for path in SHOP if path.endswith((".py", ".js")))
+
+
+def test_first_index_parses_each_file_once_and_a_warm_start_parses_none(
+    shop_repo: Path, tmp_path: Path, counting_parser: CountingParser
+) -> None:
+    cache = tmp_path / "cache"
+    first = RepoContext(shop_repo, cache, parse=counting_parser)
+    assert counting_parser.count == CODE_FILES
+    assert first.refresh().parsed == 0
+    first.close()
+
+    again = CountingParser()
+    warm = RepoContext(shop_repo, cache, parse=again)
+    assert again.count == 0
+    assert warm.last_sync.unchanged == CODE_FILES
+    assert sorted(p for p in warm.index.paths if p) == sorted(p for p in SHOP if p.endswith((".py", ".js")))
+
+
+def test_an_edit_reparses_only_that_file_and_a_revert_reuses_the_cached_blob(
+    shop_repo: Path, tmp_path: Path, counting_parser: CountingParser
+) -> None:
+    context = RepoContext(shop_repo, tmp_path / "cache", parse=counting_parser)
+    original = (shop_repo / "shop/pricing.py").read_text()
+    (shop_repo / "shop/pricing.py").write_text(original + "\n\ndef loyalty_bonus(points):\n    return points // 100\n")
+    report = context.refresh()
+    assert (report.parsed, counting_parser.count) == (1, CODE_FILES + 1)
+    assert "loyalty_bonus" in {d.name for d in context.index.file_definitions(context.index.ids["shop/pricing.py"])}
+
+    (shop_repo / "shop/pricing.py").write_text(original)
+    report = context.refresh()
+    assert (report.parsed, report.reused) == (0, 1)
+    assert counting_parser.count == CODE_FILES + 1
+
+
+def test_blob_ids_are_gits_even_for_uncommitted_files(shop_repo: Path, tmp_path: Path) -> None:
+    write(shop_repo, {"shop/returns.py": "def refund(order):\n    return order\n"})
+    context = RepoContext(shop_repo, tmp_path / "cache")
+    for path in ("shop/returns.py", "shop/cart.py"):
+        expected = git(shop_repo, "hash-object", path).strip()
+        assert context.index.blobs[context.index.ids[path]] == expected
+
+
+def test_deleted_and_ignored_files_leave_the_index(shop_repo: Path, tmp_path: Path) -> None:
+    context = RepoContext(shop_repo, tmp_path / "cache")
+    (shop_repo / "shop/emails.py").unlink()
+    write(shop_repo, {".gitignore": "build/\n", "build/generated.py": "def generated():\n    pass\n"})
+    report = context.refresh()
+    assert report.removed == 1
+    assert context.index.file_id("shop/emails.py") is None
+    assert context.index.file_id("build/generated.py") is None
+    assert "render_receipt" not in context.index.definers.keys()
+
+
+def _graph(index: Index) -> dict[tuple[str, str], float]:
+    edges = {}
+    for fid in index.live():
+        for other, weight in index.neighbours(fid).items():
+            edges[str(index.paths[fid]), str(index.paths[other])] = weight
+    return edges
+
+
+def test_incremental_updates_give_the_same_index_as_a_rebuild(shop_repo: Path, tmp_path: Path) -> None:
+    context = RepoContext(shop_repo, tmp_path / "cache")
+    # A new file defining a name others use, an edit that drops a definition, a deletion.
+    write(shop_repo, {"shop/discounts.py": "def apply_discount(subtotal, count):\n    return subtotal\n"})
+    (shop_repo / "shop/pricing.py").write_text("def unrelated():\n    return 1\n")
+    (shop_repo / "shop/shipping.py").unlink()
+    context.refresh()
+
+    rebuilt, _ = sync(Index(), RepoFiles(shop_repo), TagStore(tmp_path / "other" / "tags.sqlite", cache_version()))
+    incremental = context.index
+    assert sorted(p for p in incremental.paths if p) == sorted(p for p in rebuilt.paths if p)
+    got, want = _graph(incremental), _graph(rebuilt)
+    assert got.keys() == want.keys()
+    assert all(math.isclose(got[k], want[k], rel_tol=1e-4) for k in want)
+    assert ("shop/cart.py", "shop/discounts.py") in got
+    assert ("shop/cart.py", "shop/pricing.py") in got  # still imported, no longer referenced by name
+    query = {"apply": 1, "discount": 1, "shipping": 1}
+    scores_inc = {incremental.paths[f]: s for f, s in incremental.bm25(query).items()}
+    scores_new = {rebuilt.paths[f]: s for f, s in rebuilt.bm25(query).items()}
+    assert scores_inc.keys() == scores_new.keys()
+    assert all(math.isclose(scores_inc[k], scores_new[k], rel_tol=1e-9) for k in scores_new)
+
+
+def test_snapshot_and_tag_cache_survive_a_restart_after_edits(shop_repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    context = RepoContext(shop_repo, cache)
+    (shop_repo / "shop/cart.py").write_text((shop_repo / "shop/cart.py").read_text() + "\nEXTRA = 1\n")
+    context.refresh()
+    context.close()
+    parser = CountingParser()
+    restarted = RepoContext(shop_repo, cache, parse=parser)
+    assert parser.count == 0
+    assert "EXTRA" in {d.name for d in restarted.index.file_definitions(restarted.index.ids["shop/cart.py"])}
+
+
+def test_a_corrupt_snapshot_is_rebuilt_from_the_tag_cache(shop_repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    RepoContext(shop_repo, cache).close()
+    (cache / "index.marshal").write_bytes(b"not a snapshot")
+    parser = CountingParser()
+    context = RepoContext(shop_repo, cache, parse=parser)
+    assert parser.count == 0
+    assert context.index.live_count == CODE_FILES
+
+
+def test_works_on_a_folder_that_is_not_a_git_repository(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    write(root, {"lib/a.py": "def alpha():\n    return beta()\n", "lib/b.py": "def beta():\n    return 2\n"})
+    context = RepoContext(root, tmp_path / "cache")
+    assert context.index.live_count == 2
+    a, b = context.index.ids["lib/a.py"], context.index.ids["lib/b.py"]
+    assert b in context.index.neighbours(a)
+
+
+def test_the_default_cache_lives_inside_dot_git(shop_repo: Path) -> None:
+    RepoContext(shop_repo).close()
+    assert (shop_repo / ".git" / "ai-fix" / "context" / "index.marshal").is_file()
+    assert git(shop_repo, "status", "--porcelain") == ""
+
+
+def test_parallel_parsing_gives_the_same_tags(tmp_path: Path) -> None:
+    files = {f"pkg/m{i}.py": f"def func{i}():\n    return func{(i + 1) % 250}()\n" for i in range(250)}
+    root = make_repo(tmp_path / "many", files)
+    context = RepoContext(root, tmp_path / "cache")
+    assert context.index.live_count == 250
+    m0, m1 = context.index.ids["pkg/m0.py"], context.index.ids["pkg/m1.py"]
+    assert m1 in context.index.neighbours(m0)
+
+
+def test_an_ignore_rule_edited_in_place_drops_the_file_and_new_folders_are_seen(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {".gitignore": "*.log\n", "app/core.py": "def run():\n    pass\n"})
+    write(root, {"scratch/tmp.py": "def scratch():\n    pass\n"})
+    context = RepoContext(root, tmp_path / "cache")
+    assert context.index.file_id("scratch/tmp.py") is not None
+    (root / ".gitignore").write_text("*.log\nscratch/\n")
+    write(root, {"app/deep/new/module.py": "def fresh():\n    pass\n"})
+    context.refresh()
+    assert context.index.file_id("scratch/tmp.py") is None
+    assert context.index.file_id("app/deep/new/module.py") is not None
