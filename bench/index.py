@@ -37,8 +37,10 @@ QUERIES = [
     "QuerySet.bulk_create() crashes on PostgreSQL when ignore_conflicts and update_fields are both set",
     "Admin changelist: list_filter on a ForeignKey shows duplicate choices",
     "Migrations autodetector: renaming a model and a field at once raises KeyError in generate_renamed_fields",
-    'Traceback (most recent call last):\n  File "django/core/handlers/base.py", line 197, in _get_response\n'
-    '  File "django/template/response.py", line 114, in render\nTemplateDoesNotExist: admin/login.html',
+    (
+        'Traceback (most recent call last):\n  File "django/core/handlers/base.py", line 197, in _get_response\n'
+        '  File "django/template/response.py", line 114, in render\nTemplateDoesNotExist: admin/login.html'
+    ),
     "Paginator.get_page() should accept a float page number string like '2.0'",
 ]
 

@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from bot.context.bm25 import bm25_scores  # noqa: E402
-from bot.context.base import Query  # noqa: E402
-from bot.context.provider import RepoContext  # noqa: E402
+from bot.context.base import Query
+from bot.context.bm25 import bm25_scores
+from bot.context.provider import RepoContext
 
 KS = (1, 5, 10)
 TASKS = Path("/work/shared/fixtures/localization/dev.jsonl")

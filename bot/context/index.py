@@ -122,7 +122,7 @@ class Index:
     def _imported_by(self) -> dict[int, dict[int, float]]:
         if self._import_in is None or self._import_in[0] != self.version:
             inverse: dict[int, dict[int, float]] = {}
-            for fid in self.import_out.keys():
+            for fid in self.import_out.live_keys():
                 for target, weight in self.import_out.get(fid).items():
                     inverse.setdefault(target, {})[fid] = weight
             self._import_in = (self.version, inverse)
@@ -262,7 +262,7 @@ class Index:
         # The same edges as _name_edges, in one pass over all names (the hot loop of a first index).
         out: dict[int, dict[int, float]] = {}
         incoming: dict[int, dict[int, float]] = {}
-        for name in list(self.definers.keys()):
+        for name in list(self.definers.live_keys()):
             definers = list(self.definers.get(name))
             if len(definers) > MAX_DEFINERS:
                 continue

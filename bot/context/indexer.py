@@ -82,7 +82,7 @@ def sync(
     kept: set[str] = set()
     changed: list[tuple[str, int]] = []
     pending: list[tuple[str, str, StatKey, str, bytes]] = []
-    for path in files.list():
+    for path in files.paths():
         grammar = indexable(path)
         stat = files.stat(path) if grammar else None
         if grammar is None or stat is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import tree_sitter
@@ -35,12 +35,12 @@ def grammar_for(path: str) -> str | None:
     return entry[0] if entry else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def parser_for(grammar: str) -> tree_sitter.Parser:
     return get_parser(grammar)  # type: ignore[arg-type]
 
 
-@lru_cache(maxsize=None)
+@cache
 def query_for(grammar: str) -> tree_sitter.Query:
     query_file = next(q for g, q in LANGUAGES.values() if g == grammar)
     source = resources.files("bot.context").joinpath("queries", f"{query_file}.scm").read_text()

@@ -69,7 +69,7 @@ def _frames(text: str) -> list[Frame]:
 
 def find_mentions(text: str, failure: str = "", diff: str = "") -> Mentions:
     """Everything in the inputs that names code directly."""
-    everything = "\n".join((text, failure))
+    everything = f"{text}\n{failure}"
     mentions = Mentions()
     mentions.frames = _frames(everything)
     mentions.paths = list(dict.fromkeys(p.replace("\\", "/") for p in _PATH.findall(everything)))

@@ -51,7 +51,8 @@ class PackedMap(Generic[K]):
             self._overlay[key] = value
         return value
 
-    def keys(self) -> Iterator[K]:
+    def live_keys(self) -> Iterator[K]:
+        """Keys with a non-empty map."""
         yield from (k for k in self._keys if k not in self._overlay)
         yield from (k for k, v in self._overlay.items() if v)
 
@@ -69,6 +70,6 @@ class PackedMap(Generic[K]):
             if value:
                 keys.append(key)
                 ids.extend(value.keys())
-                values.extend(value.values())
+                values.extend(value.values())  # type: ignore[arg-type]  # ints for "I", floats for "f"
                 offsets.append(len(ids))
         return keys, offsets.tobytes(), ids.tobytes(), values.tobytes()

@@ -102,9 +102,9 @@ def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
         entry = hit(fid, FRAME_HIT * FRAME_DECAY ** (deepest - frame.depth), "traceback frame")
         entry.frames.append(frame)
     for path in mentions.diff_paths:
-        fid = index.file_id(path)
-        if fid is not None:
-            hit(fid, DIFF_HIT, "changed in the current diff")
+        changed = index.file_id(path)
+        if changed is not None:
+            hit(changed, DIFF_HIT, "changed in the current diff")
     keys = index.module_keys()
     for dotted in mentions.dotted:
         for fid in resolve(dotted, "", "python", keys) or resolve(dotted.lower(), "", "python", keys):

@@ -25,7 +25,8 @@ class RepoFiles:
         self._prefix = f"{root}{os.sep}"
         self.is_git = (root / ".git").exists()
         self._dates: dict[tuple[str, str], str] = {}
-        self._listing, self._watched = listing_state if listing_state else (None, {})
+        self._listing: list[str] | None = listing_state[0] if listing_state else None
+        self._watched: dict[str, int] = listing_state[1] if listing_state else {}
 
     def _git(self, *args: str) -> str:
         done = subprocess.run(
@@ -33,7 +34,7 @@ class RepoFiles:
         )
         return done.stdout if done.returncode == 0 else ""
 
-    def list(self) -> list[str]:
+    def paths(self) -> list[str]:
         """Tracked and untracked-but-not-ignored files, relative, with forward slashes.
 
         Listing untracked files walks the whole tree (~100 ms on a large repository), so the last
@@ -43,11 +44,11 @@ class RepoFiles:
         if self._listing is not None and all(self._mtime(p) == m for p, m in self._watched.items()):
             return self._listing
         listing = self._list_git() if self.is_git else self._walk()
-        watched = {"", *(p.rpartition("/")[0] for p in listing)}
-        for directory in list(watched):
-            while directory:
-                directory = directory.rpartition("/")[0]
+        watched: set[str] = {""}
+        for directory in {p.rpartition("/")[0] for p in listing}:
+            while directory not in watched:
                 watched.add(directory)
+                directory = directory.rpartition("/")[0]
         watched.update(p for p in listing if p.rpartition("/")[2] == ".gitignore")
         if self.is_git:
             watched.add(".git/info/exclude")
@@ -67,7 +68,7 @@ class RepoFiles:
 
     def _list_git(self) -> list[str]:
         out = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard")
-        return sorted(set(p for p in out.split("\0") if p))
+        return sorted({p for p in out.split("\0") if p})
 
     def _walk(self) -> list[str]:
         paths: list[str] = []

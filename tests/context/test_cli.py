@@ -10,7 +10,7 @@ from pathlib import Path
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "context", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "bot.cli", "context", *args], capture_output=True, text=True, timeout=120, check=False
     )
 
 
@@ -26,7 +26,7 @@ def test_prints_ranked_files_as_json_then_the_rendered_context(shop_repo: Path, 
     done = _run("--repo", str(shop_repo), "--issue", str(issue), "--budget", "400", "--top", "3")
     assert done.returncode == 0, done.stderr
     report, rendered = _split(done.stdout)
-    assert [f["path"] for f in report["files"]][0] == "shop/pricing.py"
+    assert report["files"][0]["path"] == "shop/pricing.py"
     assert len(report["files"]) == 3
     scores = [f["score"] for f in report["files"]]
     assert scores == sorted(scores, reverse=True)

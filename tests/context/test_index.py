@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from conftest import SHOP, CountingParser, git, make_repo, write
+
 from bot.context.index import Index
 from bot.context.indexer import sync
 from bot.context.provider import RepoContext
 from bot.context.repo import RepoFiles
 from bot.context.store import TagStore, cache_version
-from conftest import SHOP, CountingParser, git, make_repo, write
 
 CODE_FILES = sum(1 for path in SHOP if path.endswith((".py", ".js")))
 
@@ -63,7 +64,7 @@ def test_deleted_and_ignored_files_leave_the_index(shop_repo: Path, tmp_path: Pa
     assert report.removed == 1
     assert context.index.file_id("shop/emails.py") is None
     assert context.index.file_id("build/generated.py") is None
-    assert "render_receipt" not in context.index.definers.keys()
+    assert "render_receipt" not in context.index.definers.live_keys()
 
 
 def _graph(index: Index) -> dict[tuple[str, str], float]:
