@@ -11,9 +11,8 @@ from pathlib import Path
 from bot.checks.classify import environment_error
 from bot.checks.models import CheckRun
 from bot.checks.runner import run_baseline, run_checks, run_setup
-from bot.context.base import ContextProvider
+from bot.context.provider import RepoContext
 from bot.contract.models import TaskContract
-from bot.loop.named_files import NamedFilesContext
 from bot.loop.loop import Checks, Loop, LoopConfig, Workspace, first_line
 from bot.loop.result import RunResult
 from bot.loop.trace import Trace
@@ -43,7 +42,9 @@ class SandboxChecks:
         return run_baseline(self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets)
 
     def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
-        return run_checks(self.sandbox, self.contract.checks, names=names, commit=commit, secrets=self.secrets, changed_files=changed_files)
+        return run_checks(
+            self.sandbox, self.contract.checks, names=names, commit=commit, secrets=self.secrets, changed_files=changed_files
+        )
 
 
 def route(contract: TaskContract, settings: Settings, override: str | None) -> ModelChoice:
@@ -64,10 +65,14 @@ def run_task(
     secrets: Sequence[str],
     trace_path: Path,
     progress: Callable[[str], None] = lambda _line: None,
-    context: ContextProvider | None = None,
 ) -> RunResult:
-    """Run the loop once on a prepared workspace; the trace is written as it goes."""
+    """Run the loop once on a prepared workspace; the trace is written as it goes.
+
+    The retrieval index lives beside the working tree in the job's folder: outside the sandbox, removed with the job.
+    """
     config = LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason)
-    provider = context if context is not None else NamedFilesContext(workspace.path)
-    loop = Loop(contract, model, workspace, checks, provider, Trace(trace_path, secrets), config, secrets=secrets, progress=progress)
+    provider = RepoContext(workspace.path, cache_dir=workspace.path.parent / "context")
+    loop = Loop(
+        contract, model, workspace, checks, provider, Trace(trace_path, secrets), config, secrets=secrets, progress=progress
+    )
     return loop.run()

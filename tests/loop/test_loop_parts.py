@@ -11,6 +11,7 @@ from loop_support import CHECK, FIX, MODEL, PLAN, config, sample_files, sample_i
 
 from bot.checks.models import CheckResult, CheckRun
 from bot.checks.models import TestCase as Case
+from bot.context.provider import RepoContext
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles
 from bot.contract.models import Budget, ModelConfig, Scope, TaskContract
@@ -18,7 +19,6 @@ from bot.loop.demo import make_repo
 from bot.loop.editor import edit
 from bot.loop.harness import SandboxChecks, route
 from bot.loop.loop import Loop, LoopConfig, expectation_met, signature
-from bot.loop.named_files import NamedFilesContext
 from bot.loop.records import EditInput
 from bot.loop.search import search_code
 from bot.loop.secrets import held_secrets
@@ -132,7 +132,7 @@ def loop_parts(tmp_path: Path):  # type: ignore[no-untyped-def]
             model,
             workspace,
             SandboxChecks(sandbox, contract, []),
-            NamedFilesContext(workspace.path),
+            RepoContext(workspace.path, cache_dir=tmp_path / "context"),
             Trace(tmp_path / "trace.jsonl", []),
             LoopConfig(model=MODEL, small_model="claude-3-5-haiku", **cfg),
         )
