@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     """Key for the Anthropic Messages API (the model backend)."""
     anthropic_base_url: str | None = None
     """Override of the Messages API root (tests, proxies)."""
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"
     """Default model for the execution loop; `.github/ai-fix.yml` `model.name` overrides it."""
     small_model: str = "claude-haiku-4-5"
     """Cheap model for small mechanical tasks and history compression."""

@@ -83,7 +83,7 @@ def record_round(result: RunResult, *, n: int, kind: JobKind) -> RoundRecord:
 def render_pr_body(
     result: RunResult,
     *,
-    issue_number: int,
+    issue_number: int | None,
     rounds: Sequence[RoundRecord] = (),
     kind: JobKind = "issue",
     log_chars: int = 3000,
@@ -91,18 +91,19 @@ def render_pr_body(
     """The whole PR body; logs shrink until it fits GitHub's limit, the markers always survive.
 
     `rounds` are the rounds finished before this one; the body records them plus this one.
+    `issue_number` is None for a local run: there is no issue to close.
     """
     while True:
         history = rounds_record([*rounds, record_round(result, n=len(rounds) + 1, kind=kind)])
-        body = "\n\n".join([marker(PR_KIND, issue_number), history, *_sections(result, issue_number, rounds, log_chars)]) + "\n"
+        body = "\n\n".join([marker(PR_KIND, issue_number or 0), history, *_sections(result, issue_number, rounds, log_chars)]) + "\n"
         if len(body) <= BODY_LIMIT or log_chars == 0:
             break
         log_chars = log_chars // 4 if log_chars > 200 else 0
     return body[:BODY_LIMIT]
 
 
-def _sections(result: RunResult, issue_number: int, rounds: Sequence[RoundRecord], log_chars: int) -> list[str]:
-    return [
+def _sections(result: RunResult, issue_number: int | None, rounds: Sequence[RoundRecord], log_chars: int) -> list[str]:
+    sections = [
         _summary(result, rounds),
         _contract(result.contract),
         _changes(result, rounds),
@@ -112,8 +113,8 @@ def _sections(result: RunResult, issue_number: int, rounds: Sequence[RoundRecord
         _rollback(result),
         _handoff(result),
         _cost(result, rounds),
-        f"Fixes #{issue_number}",
     ]
+    return sections + ([f"Fixes #{issue_number}"] if issue_number else [])
 
 
 def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:

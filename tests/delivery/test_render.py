@@ -26,6 +26,12 @@ def test_body_has_every_section_in_order_with_marker_and_fixes_line() -> None:
     assert "<details><summary>The contract this change was held to</summary>" in body
 
 
+def test_a_local_run_has_no_issue_to_close() -> None:
+    body = render_pr_body(accepted(), issue_number=None)
+    assert not re.search(r"(?i)\bfixes\s+#", body)
+    assert all(f"## {name}\n" in body for name in SECTIONS)
+
+
 def test_evidence_table_shows_base_and_after_from_the_recorded_checks() -> None:
     body = render_pr_body(accepted(), issue_number=7)
     row = next(line for line in body.splitlines() if line.startswith("| `tests` |"))

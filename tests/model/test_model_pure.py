@@ -18,7 +18,8 @@ from bot.model.scripted import PromptCache, ScriptedModel, call, turn
 
 def test_dated_ids_price_as_their_family() -> None:
     assert price_for("claude-sonnet-4-5-20250929") == price_for("claude-sonnet-4-5")
-    assert price_for("claude-sonnet-5") is None
+    assert price_for("claude-sonnet-5-5") == price_for("claude-sonnet-5")
+    assert price_for("claude-unreleased-9") is None
     assert cost_usd("claude-haiku-4-5", Usage(input_tokens=1_000_000, cache_read_tokens=1_000_000)) == pytest.approx(1.1)
 
 
