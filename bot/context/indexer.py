@@ -63,12 +63,13 @@ def _parse(item: tuple[bytes, str]) -> tuple:
 def parse_many(items: list[tuple[bytes, str]]) -> Iterator[FileTags]:
     """Tags for each (source, grammar), in order; on several cores for a large batch."""
     workers = min(os.cpu_count() or 1, 8)
-    if len(items) < PARALLEL_FROM or workers < 2:
+    # Forked workers start in milliseconds, but forking a process that runs threads (a server) can
+    # deadlock, and spawned ones re-import the caller's main script: parse in-process there.
+    forkable = os.name == "posix" and threading.active_count() == 1
+    if len(items) < PARALLEL_FROM or workers < 2 or not forkable:
         yield from (extract_tags(*item) for item in items)
         return
-    # fork starts fastest but can deadlock a process that runs threads (a server): spawn there.
-    method = "fork" if threading.active_count() == 1 and os.name == "posix" else "spawn"
-    with multiprocessing.get_context(method).Pool(workers) as pool:
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
         for data in pool.imap(_parse, items, chunksize=16):
             yield FileTags.from_tuple(data)
 

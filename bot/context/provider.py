@@ -23,6 +23,8 @@ from bot.redact import redact
 
 log = logging.getLogger(__name__)
 
+RANKED_FILES = 100
+"""Ranked files returned by `retrieve`; `rank` returns them all."""
 SLICED_FILES = 12
 """Files whose slices are offered to the budget; the budget decides how many fit."""
 SAVE_FROM = 20
@@ -88,7 +90,7 @@ class RepoContext:
         count, text = fit(slices, render_slices, budget_tokens)
         rendered = redact(text)
         return Retrieved(
-            files=[(str(self.index.paths[r.fid]), round(r.score, 6)) for r in ranked],
+            files=[(str(self.index.paths[r.fid]), round(r.score, 6)) for r in ranked[:RANKED_FILES]],
             slices=slices[:count],
             rendered=rendered,
             tokens=count_tokens(rendered),

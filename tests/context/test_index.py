@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 
 from conftest import SHOP, CountingParser, git, make_repo, write
 
 from bot.context.index import Index
-from bot.context.indexer import sync
+from bot.context.indexer import PARALLEL_FROM, parse_many, sync
 from bot.context.provider import RepoContext
 from bot.context.repo import RepoFiles
 from bot.context.store import TagStore, cache_version
@@ -154,3 +155,14 @@ def test_an_ignore_rule_edited_in_place_drops_the_file_and_new_folders_are_seen(
     context.refresh()
     assert context.index.file_id("scratch/tmp.py") is None
     assert context.index.file_id("app/deep/new/module.py") is not None
+
+
+def test_parsing_from_a_thread_gives_the_same_tags_as_from_the_main_thread() -> None:
+    items = [(f"def func{i}():\n    return func{i + 1}()\n".encode(), "python") for i in range(PARALLEL_FROM)]
+    here = list(parse_many(items))
+    there: list = []
+    worker = threading.Thread(target=lambda: there.extend(parse_many(items)))
+    worker.start()
+    worker.join(timeout=60)
+    assert [t.to_tuple() for t in there] == [t.to_tuple() for t in here]
+    assert here[7].definitions[0].name == "func7"
