@@ -8,8 +8,10 @@ RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11-slim
 # git: the workers clone and push the repository they work on.
+# bubblewrap + util-linux (setpriv, prlimit): the sandbox the checks run in (AIFIX_SANDBOX=auto finds
+# it); the container needs user namespaces for it, e.g. `docker run --security-opt seccomp=unconfined`.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git \
+    && apt-get install -y --no-install-recommends git bubblewrap util-linux \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 aifix \
     && mkdir /data && chown aifix /data

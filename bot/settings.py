@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     """Host toolchain folders mounted read-only in the sandbox (a Python outside /usr); JSON list in the environment."""
     work_dir: Path = Path("ai-fix-work")
     """Where job workspaces and traces are kept on the host."""
-    pipeline: str = "bot.queue.pipeline:SnapshotOnly"
+    pipeline: str = "bot.delivery.pipeline:DeliveryPipeline"
     """What a job runs after its snapshot: "module:factory", the factory takes the settings and returns a Pipeline."""
 
     @model_validator(mode="after")
