@@ -8,21 +8,23 @@ from importlib import resources
 import tree_sitter
 from tree_sitter_language_pack import get_language, get_parser
 
-# extension -> (grammar in tree-sitter-language-pack, query file in queries/)
-LANGUAGES: dict[str, tuple[str, str]] = {
-    ".py": ("python", "python"),
-    ".pyi": ("python", "python"),
-    ".js": ("javascript", "javascript"),
-    ".mjs": ("javascript", "javascript"),
-    ".cjs": ("javascript", "javascript"),
-    ".jsx": ("javascript", "javascript"),
-    ".ts": ("typescript", "typescript"),
-    ".mts": ("typescript", "typescript"),
-    ".cts": ("typescript", "typescript"),
-    ".tsx": ("tsx", "typescript"),
-    ".go": ("go", "go"),
-    ".rs": ("rust", "rust"),
-    ".java": ("java", "java"),
+_JS = ("ecmascript", "javascript")
+_TS = ("ecmascript", "typescript")
+# extension -> (grammar in tree-sitter-language-pack, query files in queries/, joined in order)
+LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
+    ".py": ("python", ("python",)),
+    ".pyi": ("python", ("python",)),
+    ".js": ("javascript", _JS),
+    ".mjs": ("javascript", _JS),
+    ".cjs": ("javascript", _JS),
+    ".jsx": ("javascript", _JS),
+    ".ts": ("typescript", _TS),
+    ".mts": ("typescript", _TS),
+    ".cts": ("typescript", _TS),
+    ".tsx": ("tsx", _TS),
+    ".go": ("go", ("go",)),
+    ".rs": ("rust", ("rust",)),
+    ".java": ("java", ("java",)),
 }
 
 
@@ -42,6 +44,7 @@ def parser_for(grammar: str) -> tree_sitter.Parser:
 
 @cache
 def query_for(grammar: str) -> tree_sitter.Query:
-    query_file = next(q for g, q in LANGUAGES.values() if g == grammar)
-    source = resources.files("bot.context").joinpath("queries", f"{query_file}.scm").read_text()
+    query_files = next(q for g, q in LANGUAGES.values() if g == grammar)
+    queries = resources.files("bot.context").joinpath("queries")
+    source = "\n".join(queries.joinpath(f"{name}.scm").read_text() for name in query_files)
     return tree_sitter.Query(get_language(grammar), source)  # type: ignore[arg-type]

@@ -1,16 +1,2 @@
-(function_declaration name: (identifier) @definition.function)
-(generator_function_declaration name: (identifier) @definition.function)
+; With ecmascript.scm.
 (class_declaration name: (identifier) @definition.class)
-(method_definition name: (property_identifier) @definition.method)
-(variable_declarator name: (identifier) @definition.function value: [(arrow_function) (function_expression)])
-
-(import_statement source: (string (string_fragment) @import))
-(export_statement source: (string (string_fragment) @import))
-((call_expression function: (identifier) @_require arguments: (arguments (string (string_fragment) @import)))
-  (#eq? @_require "require"))
-
-(identifier) @reference
-(property_identifier) @reference
-(shorthand_property_identifier) @reference
-
-(comment) @doc
