@@ -60,14 +60,19 @@ def _segments(text: str, importer: str, grammar: str | None) -> tuple[tuple[str,
 def resolve(text: str, importer: str, grammar: str | None, keys: ModuleKeys) -> list[int]:
     """The files an import most specifically names, or none when it is outside the repository."""
     segments, relative = _segments(text, importer, grammar)
-    # Trailing segments may name symbols inside the module (`from a.b import c`, `a::b::Item`).
-    for end in range(len(segments), 0, -1):
-        found = keys.get(segments[:end])
+    if grammar == "go":
+        # A Go import starts with the module's path (`example.com/app`), which is not a folder.
+        candidates = [segments[start:] for start in range(len(segments))]
+    else:
+        # Trailing segments may name symbols inside the module (`from a.b import c`, `a::b::Item`).
+        candidates = [segments[:end] for end in range(len(segments), 0, -1)]
+    for key in candidates:
+        found = keys.get(key)
         if not found:
             continue
-        if relative and end < len(segments) - 1:
+        if relative and len(key) < len(segments) - 1:
             return []
-        if len(found) <= MAX_CANDIDATES and (end > 1 or len(found) == 1):
+        if len(found) <= MAX_CANDIDATES and (len(key) > 1 or len(found) == 1):
             return found
         return []
     return []
