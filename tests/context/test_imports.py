@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import make_repo
 
 from bot.context.provider import RepoContext
-from conftest import make_repo
 
 POLYGLOT = {
     "py/pkg/__init__.py": "",
