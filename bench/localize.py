@@ -134,7 +134,7 @@ def evaluate(tasks: list[dict], checkouts: Path, cache: Path) -> dict:
             "gold_present": all((root / g).is_file() for g in gold),
             "gold": gold,
             # Each signal of the best candidates, to study the ranking without re-running it.
-            "signals": {str(context.index.paths[r.fid]): (r.lexical, r.direct, r.graph) for r in ranked[:300]},
+            "signals": {str(context.index.paths[r.fid]): (r.lexical, r.direct, r.graph, r.certain) for r in ranked[:300]},
         }
         if n % 10 == 0:
             print(f"  {n}/{len(tasks)} tasks, {time.perf_counter() - began:.0f} s", file=sys.stderr)

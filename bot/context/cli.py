@@ -36,6 +36,7 @@ def context_main(args: argparse.Namespace) -> int:
                 "score": round(r.score, 4),
                 "lexical": round(r.lexical, 4),
                 "direct": round(r.direct, 4),
+                "named": round(r.certain, 4),
                 "graph": round(r.graph, 4),
             }
             for r in ranked

@@ -29,6 +29,8 @@ StatKey = tuple[int, int]
 """(mtime_ns, size): while unchanged, the blob id is unchanged."""
 Added = tuple[str, str, StatKey, str | None, FileTags]
 """(path, blob, stat, grammar, tags)."""
+Defined = dict[str, list[tuple[int, bool]]]
+"""name -> (file, defines now) changes, in the order they happened."""
 
 
 def _linkable(name: str) -> bool:
@@ -142,7 +144,7 @@ class Index:
         """
         link = not bulk
         before = set(self.live())
-        defined: dict[str, list[tuple[int, bool]]] = {}
+        defined: Defined = {}
         touched = [self._remove(path, tags, defined, link) for path, tags in removed]
         new = [(self._add(*entry, defined), entry[4]) for entry in added]
         if not touched and not new:
@@ -170,7 +172,7 @@ class Index:
         self.stats[fid] = stat
 
     def _add(
-        self, path: str, blob: str, stat: StatKey, grammar: str | None, tags: FileTags, defined: dict
+        self, path: str, blob: str, stat: StatKey, grammar: str | None, tags: FileTags, defined: Defined
     ) -> int:
         fid = self.ids.get(path)
         if fid is None:
@@ -201,7 +203,7 @@ class Index:
             defined.setdefault(name, []).append((fid, True))
         return fid
 
-    def _remove(self, path: str, tags: FileTags, defined: dict, link: bool) -> int:
+    def _remove(self, path: str, tags: FileTags, defined: Defined, link: bool) -> int:
         fid = self.ids[path]
         for name in {d.name for d in tags.definitions if _linkable(d.name)}:
             defined.setdefault(name, []).append((fid, False))
@@ -229,7 +231,7 @@ class Index:
             terms[term] = terms.get(term, 0) + PATH_WEIGHT
         return terms
 
-    def _set_definers(self, defined: dict[str, list[tuple[int, bool]]], added: set[int], link: bool) -> None:
+    def _set_definers(self, defined: Defined, added: set[int], link: bool) -> None:
         """Apply definition changes in order; relink the files that stay where a definer set changed."""
         for name, changes in defined.items():
             definers = self.definers.edit(name)

@@ -11,13 +11,15 @@ from bot.context.index import Index
 from bot.context.mentions import Frame, Mentions
 from bot.context.terms import text_terms
 
+# Weights of the signals, each in [0, 1]. Chosen on the localization benchmark (bench/localize.py):
+# lexical search carries most of the weight; names in the issue and the graph add a few points each.
 LEXICAL = 1.0
 DIRECT = 0.5
-GRAPH = 0.5
-"""Weights of the three signals, each in [0, 1]. Chosen on the localization benchmark (bench/localize.py):
-lexical search carries most of the weight; direct hits and the graph add a few points each."""
+GRAPH = 0.25
+CERTAIN = 2.0
+"""A file named outright (traceback frame, path, diff) outweighs any lexical match."""
 DIRECT_HALF = 2.0
-"""The direct-hit score that counts as half of a certain hit (a traceback frame scores 2)."""
+"""The hit score that maps to half of a signal's weight (a traceback frame scores 2)."""
 PATH_HIT = 3.0
 BASENAME_HIT = 1.5
 FRAME_HIT = 2.0
@@ -40,6 +42,9 @@ LEXICAL_SEEDS = 5
 @dataclass
 class FileHits:
     score: float = 0.0
+    """From names: symbols, modules and file names mentioned."""
+    certain: float = 0.0
+    """From the file itself being named: traceback frames, paths, the current diff."""
     frames: list[Frame] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
     """Mentioned names this file defines."""
@@ -52,6 +57,7 @@ class Ranked:
     score: float
     lexical: float
     direct: float
+    certain: float
     graph: float
 
 
@@ -79,18 +85,21 @@ def _path_matches(index: Index, mentioned: str) -> tuple[list[int], bool]:
 def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
     hits: dict[int, FileHits] = {}
 
-    def hit(fid: int, score: float, reason: str) -> FileHits:
+    def hit(fid: int, score: float, reason: str, certain: bool = False) -> FileHits:
         entry = hits.setdefault(fid, FileHits())
-        entry.score += score
+        if certain:
+            entry.certain += score
+        else:
+            entry.score += score
         if reason not in entry.reasons:
             entry.reasons.append(reason)
         return entry
 
     for mentioned in mentions.paths:
         found, exact = _path_matches(index, mentioned)
-        weight = PATH_HIT if exact and "/" in mentioned.strip("/") else BASENAME_HIT
+        full_path = exact and "/" in mentioned.strip("/")
         for fid in found:
-            hit(fid, weight / len(found), "named in the issue")
+            hit(fid, (PATH_HIT if full_path else BASENAME_HIT) / len(found), "named in the issue", full_path)
     in_repo = []
     for frame in mentions.frames:
         found, exact = _path_matches(index, frame.path)
@@ -99,12 +108,12 @@ def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
     deepest = max((frame.depth for frame, _ in in_repo), default=0)
     for frame, fid in in_repo:
         # The repository's frame nearest the raise point is the likeliest place of the fault.
-        entry = hit(fid, FRAME_HIT * FRAME_DECAY ** (deepest - frame.depth), "traceback frame")
+        entry = hit(fid, FRAME_HIT * FRAME_DECAY ** (deepest - frame.depth), "traceback frame", True)
         entry.frames.append(frame)
     for path in mentions.diff_paths:
         changed = index.file_id(path)
         if changed is not None:
-            hit(changed, DIFF_HIT, "changed in the current diff")
+            hit(changed, DIFF_HIT, "changed in the current diff", True)
     keys = index.module_keys()
     for dotted in mentions.dotted:
         for fid in resolve(dotted, "", "python", keys) or resolve(dotted.lower(), "", "python", keys):
@@ -144,19 +153,24 @@ def rank_files(index: Index, terms: dict[str, int], hits: dict[int, FileHits]) -
     lexical = _scaled(index.bm25(terms))
     # Not scaled by the best file: a lone weak hit (one prose word) must stay weak.
     direct = {fid: h.score / (h.score + DIRECT_HALF) for fid, h in hits.items() if h.score > 0}
-    seeds = dict(direct)
+    certain = {fid: h.certain / (h.certain + DIRECT_HALF) for fid, h in hits.items() if h.certain > 0}
+    seeds = {fid: direct.get(fid, 0.0) + certain.get(fid, 0.0) for fid in set(direct) | set(certain)}
     if not seeds:
         seeds = dict(sorted(lexical.items(), key=lambda kv: -kv[1])[:LEXICAL_SEEDS])
     graph = _scaled(personalised_pagerank(seeds, index.neighbours))
     ranked = [
         Ranked(
             fid,
-            LEXICAL * lexical.get(fid, 0.0) + DIRECT * direct.get(fid, 0.0) + GRAPH * graph.get(fid, 0.0),
+            LEXICAL * lexical.get(fid, 0.0)
+            + DIRECT * direct.get(fid, 0.0)
+            + CERTAIN * certain.get(fid, 0.0)
+            + GRAPH * graph.get(fid, 0.0),
             lexical.get(fid, 0.0),
             direct.get(fid, 0.0),
+            certain.get(fid, 0.0),
             graph.get(fid, 0.0),
         )
-        for fid in set(lexical) | set(direct) | set(graph)
+        for fid in set(lexical) | set(direct) | set(certain) | set(graph)
         if index.paths[fid] is not None
     ]
     ranked.sort(key=lambda r: (-r.score, index.paths[r.fid]))

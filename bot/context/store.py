@@ -13,8 +13,9 @@ from pathlib import Path
 from bot.context.index import Index
 from bot.context.tags import FileTags
 
-FORMAT = 1
-"""Bump when the shape of cached data changes; query edits invalidate the cache by themselves."""
+FORMAT = 2
+"""Bump when the shape of cached data or how terms are made changes; query edits invalidate the
+cache by themselves."""
 
 
 def cache_version() -> str:

@@ -21,15 +21,26 @@ def stopwords() -> frozenset[str]:
     return frozenset(w for line in text.splitlines() if (w := line.strip()) and not w.startswith("#"))
 
 
+def singular(word: str) -> str:
+    """A light English stemmer for plurals: `fields` and `field`, `queries` and `query` meet."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 @lru_cache(maxsize=65536)
 def identifier_terms(name: str) -> tuple[str, ...]:
-    """`get_user_name`, `getUserName` -> the whole name lower-cased plus its parts."""
+    """`get_user_name`, `getUserName` -> the whole name lower-cased plus its parts, plurals made singular."""
     stop = stopwords()
     whole = name.lower().strip("_")
     parts = [p.lower() for p in _PART.findall(name)]
-    out = [whole] if len(whole) > 1 and whole not in stop else []
+    out = [singular(whole)] if len(whole) > 1 and whole not in stop else []
     if len(parts) > 1:
-        out.extend(p for p in parts if len(p) > 1 and p not in stop and p != whole)
+        out.extend(singular(p) for p in parts if len(p) > 1 and p not in stop and p != whole)
     return tuple(out)
 
 
