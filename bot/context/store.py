@@ -13,7 +13,7 @@ from pathlib import Path
 from bot.context.index import Index
 from bot.context.tags import FileTags
 
-FORMAT = 2
+FORMAT = 3
 """Bump when the shape of cached data or how terms are made changes; query edits invalidate the
 cache by themselves."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -75,6 +76,9 @@ def _python_member_import(member: tree_sitter.Node) -> str:
     return f"{base}{_text(member)}" if base.endswith(".") else f"{base}.{_text(member)}"
 
 
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
 def _clean_import(text: str) -> str:
     return text.strip().strip("\"'`")
 
@@ -85,6 +89,7 @@ def extract_tags(source: bytes, grammar: str) -> FileTags:
     captures = tree_sitter.QueryCursor(query_for(grammar)).captures(tree.root_node)
     definitions: list[Definition] = []
     imports: list[str] = []
+    module_paths: list[str] = []
     references: Counter[str] = Counter()
     terms: Counter[str] = Counter()
     for capture, nodes in captures.items():
@@ -95,10 +100,19 @@ def extract_tags(source: bytes, grammar: str) -> FileTags:
         elif capture == "import.member":
             imports.extend(_python_member_import(node) for node in nodes)
         elif capture.startswith("import"):
-            imports.extend(_clean_import(_text(node)) for node in nodes)
+            module_paths.extend(_clean_import(_text(node)) for node in nodes)
         elif capture == "doc":
             for node in nodes:
                 terms.update(text_terms(_text(node)))
+    imports.extend(module_paths)
+    # The words of a module path (`django` in `from django.db import models`) name no definition:
+    # counted as uses, they would link every importer to whatever defines a method `django`.
+    for path in module_paths:
+        for word in _WORD.findall(path):
+            if references.get(word, 0) > 1:
+                references[word] -= 1
+            else:
+                references.pop(word, None)
     definitions.sort(key=lambda d: (d.start_line, d.name))
     for name, count in references.items():
         for term in identifier_terms(name):

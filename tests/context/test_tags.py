@@ -99,3 +99,11 @@ def test_unknown_and_extensionless_files_have_no_grammar() -> None:
     assert grammar_for("Makefile") is None
     assert grammar_for("dir.py/file") is None
     assert grammar_for("ui/App.TSX") == "tsx"
+
+
+def test_words_of_module_paths_are_not_counted_as_uses() -> None:
+    tags = extract_tags(b"import os.path\nfrom django.db import models\n\nclass A(models.Model):\n    pass\n", "python")
+    assert "django" not in tags.references
+    assert "db" not in tags.references
+    assert tags.references["models"] == 2  # imported by name, then used
+    assert {"django.db", "django.db.models", "os.path"} <= set(tags.imports)
