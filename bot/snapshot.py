@@ -8,6 +8,9 @@ from pydantic import BaseModel, Field
 
 JobKind = Literal["issue", "retry", "review"]
 
+WRITE_PERMISSIONS: frozenset[str] = frozenset({"admin", "maintain", "write"})
+"""Roles whose words are instructions (and who may trigger ai-fix); everyone else's text is data."""
+
 
 class Comment(BaseModel):
     author: str

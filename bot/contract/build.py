@@ -26,9 +26,8 @@ from bot.contract.narrow import base_scope, narrow_budget, narrow_checks, narrow
 from bot.contract.sanitize import describe_removed, sanitize
 from bot.contract.sections import HEADINGS, IssueSections, parse_sections
 from bot.errors import ConfigError
-from bot.snapshot import Comment, Snapshot
+from bot.snapshot import WRITE_PERMISSIONS, Comment, Snapshot
 
-WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 CONVENTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
 MAX_CONVENTION_CHARS = 20_000
 MAX_UNTRUSTED_CHARS = 4_000

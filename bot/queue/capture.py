@@ -9,8 +9,8 @@ from typing import Any
 
 from bot.delivery.markers import PR_KIND, find_marker
 from bot.github.client import RepoClient
-from bot.queue.models import WRITE_PERMISSIONS, Job, Trigger
-from bot.snapshot import Comment, ReviewComment, Snapshot
+from bot.queue.models import Job, Trigger
+from bot.snapshot import WRITE_PERMISSIONS, Comment, ReviewComment, Snapshot
 
 _FIXES = re.compile(r"\b(?:fix|fixes|fixed|close|closes|closed|resolve|resolves|resolved)\s+#(\d+)\b", re.IGNORECASE)
 

@@ -15,7 +15,6 @@ COMMAND_KINDS: tuple[str, ...] = ("stop", "help")
 """Short commands; a separate control worker runs them so `/agent stop` never waits behind long jobs."""
 FINAL_STATUSES: frozenset[str] = frozenset({"done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"})
 MAX_ATTEMPTS = 3
-WRITE_PERMISSIONS: frozenset[str] = frozenset({"admin", "maintain", "write"})
 
 
 class Trigger(BaseModel):

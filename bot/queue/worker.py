@@ -22,12 +22,12 @@ from typing import Protocol
 from bot.errors import AiFixError
 from bot.github.client import RepoClient
 from bot.queue.capture import Permissions, capture_snapshot
-from bot.queue.models import COMMAND_KINDS, WORK_KINDS, WRITE_PERMISSIONS, Job, Trigger
+from bot.queue.models import COMMAND_KINDS, WORK_KINDS, Job, Trigger
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
 from bot.queue.store import Store
 from bot.redact import redact
 from bot.settings import Settings
-from bot.snapshot import Snapshot
+from bot.snapshot import WRITE_PERMISSIONS, Snapshot
 
 log = logging.getLogger(__name__)
 
