@@ -1,6 +1,5 @@
 """The GitHub output adapter against the fake GitHub (every request checked against GitHub's OpenAPI)."""
 
-import itertools
 from collections.abc import Iterator
 
 import httpx
@@ -21,14 +20,12 @@ from .builders import handed_off
 from .fake_pulls import PullsGitHub
 
 CANARY = "canary-delivery-9c1e7a55"
-APP_IDS = itertools.count(71_000)
 BRANCH = "ai-fix/1-fix-the-readme"
 
 
 @pytest.fixture
 def fake() -> Iterator[PullsGitHub]:
-    # githubkit caches an App's JWT by app id: a fresh id per test keeps each fake's own key in use.
-    fake = PullsGitHub(app_id=next(APP_IDS))
+    fake = PullsGitHub()
     fake.installations[INSTALLATION] = [REPO]
     fake.permissions[(REPO, "Codertocat")] = "admin"
     fake.add_issue(REPO, 1)

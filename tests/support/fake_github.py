@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import json
 import re
 import secrets
@@ -39,6 +40,9 @@ WEBHOOKS_DIR = FIXTURES / "webhooks"
 BASE_URL = "https://api.github.test/"
 
 Handler = Callable[["Call"], httpx.Response]
+_APP_IDS = itertools.count(4242)
+"""githubkit caches an App's JWT process-wide by App id: each fake is a new App, so no test is
+answered with a JWT signed for an earlier one."""
 
 
 def load_payload(name: str) -> dict[str, Any]:
@@ -154,7 +158,7 @@ class Token:
 class FakeGitHub:
     """GitHub's REST API for one App, with in-memory issues, pulls, comments, permissions and reactions."""
 
-    app_id: int = 4242
+    app_id: int = field(default_factory=lambda: next(_APP_IDS))
     base_url: str = BASE_URL
     installations: dict[int, list[str]] = field(default_factory=dict)
     """installation id -> "owner/name" repositories it may reach."""
