@@ -1,5 +1,6 @@
 """The contract stage of a job: build the contract from the default branch, then post or update the
 one contract comment on the issue (found by its hidden marker, so later rounds never add noise).
+It is posted through delivery's GitHub output, so it is redacted and fails closed like every other text.
 
 `ContractStage.prepare` is what a longer pipeline calls first; `ContractStage.run` makes the stage
 a whole `Pipeline` on its own (`AIFIX_PIPELINE=bot.contract.stage:ContractStage`): the job ends
@@ -8,17 +9,21 @@ once the contract, or the request for clarification, is on the issue.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from githubkit.exception import RequestFailed
 from pydantic import BaseModel
 
 from bot.contract.build import build_contract
 from bot.contract.files import GitHubRepoFiles, RepoFiles
 from bot.contract.models import TaskContract
-from bot.contract.render import MARKER, render_clarification_comment, render_config_error_comment, render_contract_comment
-from bot.errors import ConfigError, GitHubError
-from bot.github.client import RepoClient
+from bot.contract.render import (
+    MARKER,
+    render_clarification_comment,
+    render_config_error_comment,
+    render_contract_comment,
+)
+from bot.delivery.github_out import GitHubOutput
+from bot.errors import ConfigError
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.settings import Settings
 from bot.snapshot import Snapshot
@@ -43,33 +48,6 @@ class ContractDecision(BaseModel):
         return JobOutcome(status="needs_clarification", reason=missing, data={"comment": self.comment_url})
 
 
-def _is_bot(comment: dict[str, Any]) -> bool:
-    user = comment.get("user") or {}
-    return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
-
-
-def upsert_marked_comment(client: RepoClient, number: int, body: str, marker: str = MARKER) -> str:
-    """Update the bot's comment carrying `marker` on the issue, or create it; returns its URL.
-
-    Only comments by a bot account are considered, so nobody can make ai-fix edit their comment by
-    pasting the marker into it.
-    """
-    mine = [c for c in client.list_issue_comments(number) if _is_bot(c) and marker in (c.get("body") or "")]
-    if not mine:
-        return str(client.create_comment(number, body).get("html_url", ""))
-    comment = mine[0]
-    if comment.get("body") == body:
-        return str(comment.get("html_url", ""))
-    try:
-        resp = client.rest.rest.issues.update_comment(client.owner, client.name, int(comment["id"]), body=body)
-    except RequestFailed as exc:
-        raise GitHubError(
-            f"GitHub PATCH comment {comment['id']} on {client.repo} answered {exc.response.status_code}; "
-            "check the App has 'Issues: write'"
-        ) from None
-    return str(resp.json().get("html_url", ""))
-
-
 class ContractStage:
     """Pipeline stage (and a whole Pipeline): the contract or the clarification request, on the issue."""
 
@@ -92,15 +70,20 @@ class ContractStage:
             url = str(ctx.state.get("contract_comment", ""))
             return ContractDecision(status=contract.status, contract=contract, comment_url=url)
         ctx.checkpoint()
+        out = GitHubOutput(ctx.github, secrets=ctx.secrets)
+
+        def post(body: str) -> str:
+            return str(out.upsert_comment(snapshot.number, body, MARKER).get("html_url", ""))
+
         try:
             contract = build_contract(snapshot, self.files(snapshot, ctx))
         except ConfigError as exc:
-            url = upsert_marked_comment(ctx.github, snapshot.number, render_config_error_comment(str(exc)))
+            url = post(render_config_error_comment(str(exc)))
             ctx.record("contract", status="config_error", error=str(exc), comment=url)
             return ContractDecision(status="config_error", error=str(exc), comment_url=url)
         ready = contract.status == "ready"
         body = render_contract_comment(contract) if ready else render_clarification_comment(contract)
-        url = upsert_marked_comment(ctx.github, snapshot.number, body)
+        url = post(body)
         ctx.record(
             "contract",
             status=contract.status,

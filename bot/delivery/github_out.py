@@ -15,7 +15,7 @@ from githubkit.exception import RequestFailed
 from pydantic import BaseModel
 
 from bot.delivery.checkrun import CHECK_NAME, CheckRunOutput
-from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker
+from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker, marker
 from bot.delivery.safety import safe_outgoing
 from bot.errors import GitHubError
 from bot.github.client import GitHubStatusError, RepoClient
@@ -206,25 +206,13 @@ class GitHubOutput:
 
     # Comments ----------------------------------------------------------------------------------
 
-    def upsert_progress(self, issue_number: int, body: str, comment_id: int | None) -> int:
-        """The one progress comment (found by its marker), edited in place; created only when there is none."""
-        body = self._safe(body)
-        if comment_id is None:
-            comment_id = self._find_progress(issue_number)
-        if comment_id is not None:
-            try:
-                with expecting(404):
-                    self.gh.rest.issues.update_comment(self.owner, self.name, comment_id, body=body)
-                return comment_id
-            except Refused:
-                pass  # someone deleted it: post a new one
-        return int(self.client.create_comment(issue_number, body)["id"])
+    def upsert_comment(self, issue_number: int, body: str, tag: str, comment_id: int | None = None) -> dict[str, Any]:
+        """The one bot comment carrying the hidden `tag` on the issue, edited in place; created only when there is none."""
+        return self.client.upsert_marked_comment(issue_number, self._safe(body), tag, comment_id=comment_id)
 
-    def _find_progress(self, issue_number: int) -> int | None:
-        for c in self.client.list_issue_comments(issue_number):
-            if (c.get("user") or {}).get("type") == "Bot" and find_marker(c.get("body"), PROGRESS_KIND) == issue_number:
-                return int(c["id"])
-        return None
+    def upsert_progress(self, issue_number: int, body: str, comment_id: int | None) -> int:
+        """The one progress comment (found by its marker unless its id is known); returns its id."""
+        return int(self.upsert_comment(issue_number, body, marker(PROGRESS_KIND, issue_number), comment_id)["id"])
 
     def reply_once(self, pr: PullRef, comment_id: int, body: str, *, key: str) -> bool:
         """Reply in a review thread unless a reply with this key is already there (a redelivered review)."""

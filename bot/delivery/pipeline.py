@@ -128,7 +128,7 @@ class Attempt:
         self.progress = Progress(issue_number=self.issue, round_kind=snapshot.kind)
 
     def secrets(self) -> list[str]:
-        return [*self.settings.secret_values(), self.ctx.github.token.get_secret_value(), *self.extra_secrets]
+        return [*self.ctx.secrets(), *self.extra_secrets]
 
     def save(self) -> None:
         """Persist the state; raises JobInterrupted after `/agent stop` or on shutdown, except while saving work."""

@@ -53,12 +53,14 @@ class RepoClient:
     `rest` is the underlying githubkit client for calls not wrapped here; `token` is for `git push`.
     """
 
-    def __init__(self, rest: GitHub[Any], repo: str, token: SecretStr, expires_at: str = "") -> None:
+    def __init__(self, rest: GitHub[Any], repo: str, token: SecretStr, expires_at: str = "", *, app_id: int | None = None) -> None:
         self.rest = rest
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.token = token
         self.expires_at = expires_at
+        self.app_id = app_id
+        """The App the token belongs to: only its own comments are ever edited."""
 
     def _json(self, what: str, call: Callable[[], Any]) -> Any:
         with _calling(what):
@@ -116,6 +118,40 @@ class RepoClient:
         return self._json(f"POST comment on {self.repo}#{number}",
                           lambda: self.rest.rest.issues.create_comment(self.owner, self.name, number, body=body))
 
+    def update_comment(self, comment_id: int, body: str) -> dict[str, Any]:
+        return self._json(f"PATCH comment {comment_id} in {self.repo}",
+                          lambda: self.rest.rest.issues.update_comment(self.owner, self.name, comment_id, body=body))
+
+    def _is_own_comment(self, comment: dict[str, Any]) -> bool:
+        """Written by a bot account and, where GitHub names the App that wrote it, by this App.
+
+        A person cannot post as a bot, so pasting a marker into a comment never makes ai-fix edit it.
+        """
+        user = comment.get("user") or {}
+        if user.get("type") != "Bot":
+            return False
+        app = comment.get("performed_via_github_app") or {}
+        return self.app_id is None or not app or app.get("id") == self.app_id
+
+    def upsert_marked_comment(self, number: int, body: str, marker: str, *, comment_id: int | None = None) -> dict[str, Any]:
+        """Update the bot's one comment on the issue carrying `marker`, or create it; returns the comment.
+
+        `comment_id` (the comment an earlier call returned) saves listing the comments. An unchanged
+        body makes no request; a comment someone deleted meanwhile (404) is posted again.
+        """
+        if comment_id is None:
+            mine = [c for c in self.list_issue_comments(number) if self._is_own_comment(c) and marker in (c.get("body") or "")]
+            if mine and mine[0].get("body") == body:
+                return mine[0]
+            comment_id = int(mine[0]["id"]) if mine else None
+        if comment_id is not None:
+            try:
+                return self.update_comment(comment_id, body)
+            except GitHubStatusError as exc:
+                if exc.status != 404:
+                    raise
+        return self.create_comment(number, body)
+
 
 class GitHubApp:
     """The App itself: signs JWTs and mints installation tokens for one repository at a time."""
@@ -153,4 +189,5 @@ class GitHubApp:
         with _calling(f"POST access token for installation {installation_id}"):
             data = self.app.rest.apps.create_installation_access_token(installation_id, repositories=[name]).json()
         token = data["token"]
-        return RepoClient(GitHub(TokenAuthStrategy(token), **self._options), repo, SecretStr(token), data.get("expires_at", ""))
+        return RepoClient(GitHub(TokenAuthStrategy(token), **self._options), repo, SecretStr(token), data.get("expires_at", ""),
+                          app_id=self.app_id)

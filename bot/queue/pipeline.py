@@ -60,6 +60,10 @@ class JobContext:
         self._shutting_down = shutting_down
         self._secrets = [*settings.secret_values(), github.token.get_secret_value()]
 
+    def secrets(self) -> list[str]:
+        """Every secret value this job holds (the service's and its installation token): what redaction removes."""
+        return list(self._secrets)
+
     def redacted(self, value: Any) -> Any:
         """`value` with every secret this job holds removed from its strings."""
         if isinstance(value, str):

@@ -1,4 +1,4 @@
-"""Behaviours the shared fake GitHub lacks for contract tests: contents reads and comment edits."""
+"""Behaviours the shared fake GitHub lacks for contract tests: contents reads and kept comments."""
 
 from __future__ import annotations
 
@@ -49,38 +49,13 @@ def serve_files(fake: FakeGitHub, repo: str, files: dict[str, str], *, branch: s
     return refs
 
 
-def allow_comment_edits(fake: FakeGitHub) -> list[tuple[int, str]]:
-    """Let PATCH /issues/comments/{id} edit the fake's comments; returns the (id, body) edits made."""
-    edits: list[tuple[int, str]] = []
-
-    def handler(call: Call) -> httpx.Response:
-        comment_id = int(call.params["comment_id"])
-        for comments in fake.comments.values():
-            for comment in comments:
-                if comment["id"] == comment_id:
-                    comment["body"] = call.json["body"]
-                    edits.append((comment_id, call.json["body"]))
-                    return httpx.Response(200, json=copy.deepcopy(comment))
-        return httpx.Response(404, json={"message": "Not Found"})
-
-    fake.on("issues/update-comment", handler)
-    return edits
-
-
-def bot_comment(fake: FakeGitHub, repo: str, number: int, body: str) -> dict[str, object]:
-    comment = fake.add_comment(repo, number, "ai-fix[bot]", body)
-    comment["user"]["type"] = "Bot"
-    return comment
-
-
-def keep_created_comments(fake: FakeGitHub, bot: str = "ai-fix[bot]") -> None:
+def keep_created_comments(fake: FakeGitHub) -> None:
     """Make comments the App creates show up in later listings, as GitHub does."""
 
     def handler(call: Call) -> httpx.Response:
         repo, number = f"{call.params['owner']}/{call.params['repo']}", int(call.params["issue_number"])
         fake.created_comments.append((repo, number, call.json["body"]))
-        comment = bot_comment(fake, repo, number, call.json["body"])
-        comment["user"]["login"] = bot
+        comment = fake.add_bot_comment(repo, number, call.json["body"])
         body = copy.deepcopy(fake.operations["issues/create-comment"].responses["201"]["example"])
         body.update(id=comment["id"], body=call.json["body"])
         return httpx.Response(201, json=body)

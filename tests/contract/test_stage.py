@@ -14,7 +14,7 @@ from tests.support.fake_github import FakeGitHub
 from tests.support.service import Service
 from tests.support.webhooks import REPO, deliver, labeled
 
-from .github_repo import allow_comment_edits, keep_created_comments, serve_files
+from .github_repo import keep_created_comments, serve_files
 
 
 def run_job(svc: Service) -> Job:
@@ -35,7 +35,6 @@ def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_co
 ) -> None:
     refs = serve_files(fake_github, REPO, {"pyproject.toml": "[tool.pytest.ini_options]\n", "AGENTS.md": "Keep it small."}, branch="master")
     keep_created_comments(fake_github)
-    edits = allow_comment_edits(fake_github)
     svc = start_service(pipeline=ContractStage())
 
     vague = run_job(svc)  # the fixture issue: "It looks like you accidently spelled 'commit' with two 't's."
@@ -50,7 +49,7 @@ def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_co
     ready = run_job(svc)
     assert ready.status == "done"
     assert len(fake_github.created_comments) == 1  # no comment spam: the same comment was edited
-    [(_, second)] = edits
+    [(_, second)] = fake_github.edited_comments
     assert second.startswith(MARKER) and "### ai-fix: what I am going to do" in second
     assert "README says `commit`" in second and "may change `README.md`" in second
     assert ready.state["contract"]["status"] == "ready"

@@ -30,7 +30,6 @@ class PullsGitHub(FakeGitHub):
         self.check_runs: list[dict[str, Any]] = []
         self.labels: dict[tuple[str, int], list[str]] = {}
         self.graphql_calls: list[dict[str, Any]] = []
-        self.bot_login = "ai-fix[bot]"
         self.git_dirs: dict[str, Path] = {}
         """repo -> a git directory on disk: the contents API reads from it (and the bot pushes to it)."""
         for op_id, handler in {
@@ -42,7 +41,6 @@ class PullsGitHub(FakeGitHub):
             "checks/update": self._update_check,
             "checks/list-for-ref": self._list_checks,
             "issues/create-comment": self._create_comment_kept,
-            "issues/update-comment": self._update_comment,
             "issues/add-labels": self._add_labels,
             "issues/remove-label": self._remove_label,
             "pulls/create-reply-for-review-comment": self._reply,
@@ -186,16 +184,9 @@ class PullsGitHub(FakeGitHub):
         comment = self._example("issues/create-comment", "201")
         comment.update(id=next(self._ids), body=call.json["body"])
         comment["user"].update(login=self.bot_login, type="Bot")
+        comment["performed_via_github_app"] = self.app_object()
         self.comments.setdefault((repo, number), []).append(comment)
         return httpx.Response(201, json=comment)
-
-    def _update_comment(self, call: Call) -> httpx.Response:
-        for comments in self.comments.values():
-            for comment in comments:
-                if comment["id"] == int(call.params["comment_id"]):
-                    comment["body"] = call.json["body"]
-                    return httpx.Response(200, json=comment)
-        return httpx.Response(404, json={"message": "Not Found"})
 
     def _add_labels(self, call: Call) -> httpx.Response:
         key = (self._repo(call), int(call.params["issue_number"]))

@@ -105,3 +105,44 @@ def test_reactions_and_comments_are_sent_as_github_documents_them(app, fake_gith
     created = client.create_comment(1, "Working on it.")
     assert fake_github.reactions == [(REPO, "issue:1", "eyes"), (REPO, "comment:42", "eyes")]
     assert created["body"] == "Working on it." and fake_github.created_comments == [(REPO, 1, "Working on it.")]
+
+
+def test_the_marked_comment_is_created_once_then_updated_in_place(app, fake_github):
+    client = app.for_repo(1, REPO)
+    fake_github.on("issues/create-comment", lambda call: httpx.Response(201, json=fake_github.add_bot_comment(REPO, 1, call.json["body"])))
+    client.upsert_marked_comment(1, "<!-- m -->\nfirst", "<!-- m -->")
+    [mine] = fake_github.comments[(REPO, 1)]
+    updated = client.upsert_marked_comment(1, "<!-- m -->\nsecond", "<!-- m -->")
+    client.upsert_marked_comment(1, "<!-- m -->\nsecond", "<!-- m -->")  # unchanged: no request at all
+    assert updated["id"] == mine["id"] and updated["body"] == "<!-- m -->\nsecond"
+    assert fake_github.edited_comments == [(mine["id"], "<!-- m -->\nsecond")]
+    assert len(fake_github.calls_to("issues/create-comment")) == 1
+
+
+def test_only_this_apps_own_marked_comment_is_edited(app, fake_github):
+    """Pasting the marker (as a person, or as another App's bot) never makes ai-fix edit that comment."""
+    client = app.for_repo(1, REPO)
+    fake_github.add_comment(REPO, 1, "mallory", "<!-- m --> please edit me")
+    fake_github.add_bot_comment(REPO, 1, "<!-- m --> another App's", app_id=fake_github.app_id + 1)
+    created = client.upsert_marked_comment(1, "<!-- m -->\nours", "<!-- m -->")
+    assert fake_github.edited_comments == []
+    assert [c.json["body"] for c in fake_github.calls_to("issues/create-comment")] == ["<!-- m -->\nours"]
+    assert created["body"] == "<!-- m -->\nours"
+
+
+def test_a_deleted_marked_comment_is_posted_again(app, fake_github):
+    client = app.for_repo(1, REPO)
+    gone = fake_github.add_bot_comment(REPO, 1, "<!-- m -->\nold")
+    fake_github.comments[(REPO, 1)].remove(gone)  # deleted after it was known, e.g. between rounds
+    client.upsert_marked_comment(1, "<!-- m -->\nnew", "<!-- m -->", comment_id=gone["id"])
+    assert [c.json["body"] for c in fake_github.calls_to("issues/update-comment")] == ["<!-- m -->\nnew"]
+    assert [c.json["body"] for c in fake_github.calls_to("issues/create-comment")] == ["<!-- m -->\nnew"]
+
+
+def test_a_refused_comment_edit_names_the_call(app, fake_github):
+    client = app.for_repo(1, REPO)
+    fake_github.add_bot_comment(REPO, 1, "<!-- m -->\nold")
+    fake_github.on("issues/update-comment", lambda call: httpx.Response(403, json={"message": "Resource not accessible by integration"}))
+    with pytest.raises(GitHubStatusError, match="PATCH comment .* answered 403.*permission") as refused:
+        client.upsert_marked_comment(1, "<!-- m -->\nnew", "<!-- m -->")
+    assert refused.value.status == 403 and fake_github.calls_to("issues/create-comment") == []

@@ -174,6 +174,10 @@ class FakeGitHub:
     calls: list[Call] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     tokens: dict[str, Token] = field(default_factory=dict)
+    edited_comments: list[tuple[int, str]] = field(default_factory=list)
+    """(comment id, new body) of every edit made."""
+    bot_login: str = "ai-fix[bot]"
+    """The login GitHub gives the App's bot account."""
 
     def __post_init__(self) -> None:
         key = _app_key()
@@ -189,6 +193,7 @@ class FakeGitHub:
             "reactions/create-for-issue": self._reaction,
             "reactions/create-for-issue-comment": self._reaction,
             "issues/create-comment": self._create_comment,
+            "issues/update-comment": self._update_comment,
             "issues/get": self._get_issue,
             "issues/list-comments": self._list_comments,
             "pulls/get": self._get_pull,
@@ -213,6 +218,19 @@ class FakeGitHub:
         comment.update(id=next(self._ids), body=body)
         comment["user"]["login"] = author
         self.comments.setdefault((repo, number), []).append(comment)
+        return comment
+
+    def app_object(self, app_id: int | None = None) -> dict[str, Any]:
+        """The App as GitHub describes it in `performed_via_github_app` (this App unless `app_id` says otherwise)."""
+        app = copy.deepcopy(self.operations["checks/create"].responses["201"]["example"]["app"])
+        app.update(id=self.app_id if app_id is None else app_id, slug="ai-fix", name="ai-fix", html_url="https://github.com/apps/ai-fix")
+        return app
+
+    def add_bot_comment(self, repo: str, number: int, body: str, *, app_id: int | None = None) -> dict[str, Any]:
+        """A comment written by an App's bot account: this App's unless `app_id` names another."""
+        comment = self.add_comment(repo, number, self.bot_login, body)
+        comment["user"]["type"] = "Bot"
+        comment["performed_via_github_app"] = self.app_object(app_id)
         return comment
 
     def add_pull(self, repo: str, number: int, body: str, *, author: str = "ai-fix[bot]") -> dict[str, Any]:
@@ -445,6 +463,16 @@ class FakeGitHub:
         body = self._example(call.op_id, "201")
         body.update(id=next(self._ids), body=call.json["body"])
         return httpx.Response(201, json=body)
+
+    def _update_comment(self, call: Call) -> httpx.Response:
+        comment_id = int(call.params["comment_id"])
+        for comments in self.comments.values():
+            for comment in comments:
+                if comment["id"] == comment_id:
+                    comment["body"] = call.json["body"]
+                    self.edited_comments.append((comment_id, call.json["body"]))
+                    return httpx.Response(200, json=copy.deepcopy(comment))
+        return httpx.Response(404, json={"message": "Not Found"})
 
     def _get_issue(self, call: Call) -> httpx.Response:
         issue = self.issues.get((f"{call.params['owner']}/{call.params['repo']}", int(call.params["issue_number"])))
