@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
@@ -95,26 +96,31 @@ def execute(
         write_outputs(result, out, secrets)
         say(f"done: {result.outcome}: {result.reason}")
         return result
-    workspace = Workspace.local(repo, settings.work_dir / "jobs", branch=branch_name(None, contract.title), ref=files.commit)
-    say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
-    try:
-        sandbox = open_sandbox(sandbox_kind, workspace.path, contract.sandbox, ro_paths=settings.sandbox_ro_paths)
-        say(f"sandbox: {sandbox.name}")
+    # A directory of its own per run: runs at once never collide, and one killed midway leaves
+    # nothing in the way of the next. It is removed afterwards; the branch stays in the repository.
+    jobs = settings.work_dir / "local"
+    jobs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="run-", dir=jobs, ignore_cleanup_errors=True) as job_dir:
+        workspace = Workspace.local(repo, Path(job_dir) / "job", branch=branch_name(None, contract.title), ref=files.commit)
+        say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
         try:
-            result = run_task(
-                contract,
-                workspace,
-                model,
-                checks=SandboxChecks(sandbox, contract, secrets),
-                choice=route(contract, settings, model_name),
-                secrets=secrets,
-                trace_path=out / "trace.jsonl",
-                progress=say,
-            )
+            sandbox = open_sandbox(sandbox_kind, workspace.path, contract.sandbox, ro_paths=settings.sandbox_ro_paths)
+            say(f"sandbox: {sandbox.name}")
+            try:
+                result = run_task(
+                    contract,
+                    workspace,
+                    model,
+                    checks=SandboxChecks(sandbox, contract, secrets),
+                    choice=route(contract, settings, model_name),
+                    secrets=secrets,
+                    trace_path=out / "trace.jsonl",
+                    progress=say,
+                )
+            finally:
+                sandbox.close()
         finally:
-            sandbox.close()
-    finally:
-        workspace.remove()
+            workspace.remove()
     write_outputs(result, out, secrets)
     cost = "unknown" if result.cost.usd is None else f"${result.cost.usd:.4f}"
     say(f"done: {result.outcome} after {result.steps} steps, {result.diff.added}+/{result.diff.removed}- lines, cost {cost}")
@@ -126,7 +132,7 @@ def run_main(args: argparse.Namespace) -> int:
     settings = load_settings()
     repo = Path(args.repo).resolve()
     markdown = task_markdown(args)
-    out = Path(args.out) if args.out else settings.work_dir / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else settings.work_dir / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     model = open_model(args.model, settings)
     result = execute(
         markdown,

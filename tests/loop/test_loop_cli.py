@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,8 @@ from support_model import serve_fake_api
 
 from bot.cli import main
 from bot.loop.demo import make_repo
-from bot.model.scripted import ScriptedModel
+from bot.model.base import ModelRequest, ModelResponse
+from bot.model.scripted import ScriptedModel, Turn
 
 pytestmark = pytest.mark.bwrap
 
@@ -92,3 +97,49 @@ def test_demo_replays_the_recorded_session_without_a_key(env: Path, capsys: pyte
     ):
         assert seen in out
     assert "replay]" in out
+
+
+class HoldsTheFirstTurn(ScriptedModel):
+    """Blocks the first model turn until released, so the test can kill the run mid-job."""
+
+    def __init__(self, turns: list[Turn]) -> None:
+        super().__init__(turns)
+        self.arrived, self.release = threading.Event(), threading.Event()
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        if not self.arrived.is_set():
+            self.arrived.set()
+            self.release.wait(30)
+        return super().complete(request)
+
+
+def test_a_run_killed_midway_does_not_block_the_next_run_on_the_same_repo(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(env / "repo", sample_files(**{".github/ai-fix.yml": config()}))
+    task = "add() subtracts instead of adding\nThe tests fail with:\nAssertionError: -1 != 5"
+    monkeypatch.setenv("AIFIX_ANTHROPIC_API_KEY", "sk-ant-cli-test-key-0000000000")
+    held = HoldsTheFirstTurn(list(DEMO_SCRIPT))
+    with serve_fake_api(held) as (_, url):
+        monkeypatch.setenv("AIFIX_ANTHROPIC_BASE_URL", url)
+        crashed = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "run", "--repo", str(repo), "--task", "first: " + task, "--out", str(env / "first")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        try:
+            assert held.arrived.wait(60), "the first run never reached the model"
+            os.killpg(crashed.pid, signal.SIGKILL)  # mid-job: its workspace is left behind, as after a crash
+            crashed.wait(10)
+        finally:
+            held.release.set()
+    with serve_fake_api(ScriptedModel(list(DEMO_SCRIPT))) as (_, url):
+        monkeypatch.setenv("AIFIX_ANTHROPIC_BASE_URL", url)
+        code = main(["run", "--repo", str(repo), "--task", task, "--out", str(env / "second")])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert json.loads((env / "second" / "evidence.json").read_text())["accepted"] is True
+    [leftover] = (env / "work" / "local").iterdir()  # the second run's own directory is gone
+    assert any(leftover.iterdir()), "the killed run's directory is left as it was"
+    branches = subprocess.run(["git", "-C", str(repo), "branch", "--list", "ai-fix/*"], capture_output=True, text=True, check=True).stdout
+    assert "ai-fix/local-first-add-subtracts-instead-of-adding" in branches  # the crashed run's branch stays
+    assert "ai-fix/local-add-subtracts-instead-of-adding" in branches
