@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.context.index import Index
 from bot.context.tags import FileTags
+from bot.errors import AiFixError
 
 FORMAT = 3
 """Bump when the shape of cached data or how terms are made changes; query edits invalidate the
@@ -33,11 +34,26 @@ class TagStore:
     """Tags of every blob ever parsed, so an unchanged file is never parsed twice."""
 
     def __init__(self, path: Path, version: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS tags (blob TEXT PRIMARY KEY, version TEXT, data BLOB)")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = self._open(path)
+        except sqlite3.DatabaseError:
+            # A damaged cache is only lost work: start it again.
+            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                stale.unlink(missing_ok=True)
+            self._db = self._open(path)
+        except OSError as exc:
+            raise AiFixError(
+                f"cannot use the context cache at {path.parent} ({exc.strerror}); pass a writable cache folder"
+            ) from exc
         self._version = version
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS tags (blob TEXT PRIMARY KEY, version TEXT, data BLOB)")
+        return db
 
     def get_many(self, blobs: Iterable[str]) -> dict[str, FileTags]:
         wanted = list(dict.fromkeys(blobs))

@@ -6,6 +6,7 @@ import math
 import threading
 from pathlib import Path
 
+import pytest
 from conftest import SHOP, CountingParser, git, make_repo, write
 
 from bot.context.index import Index
@@ -13,6 +14,7 @@ from bot.context.indexer import PARALLEL_FROM, parse_many, sync
 from bot.context.provider import RepoContext
 from bot.context.repo import RepoFiles
 from bot.context.store import TagStore, cache_version
+from bot.errors import AiFixError
 
 CODE_FILES = sum(1 for path in SHOP if path.endswith((".py", ".js")))
 
@@ -166,3 +168,21 @@ def test_parsing_from_a_thread_gives_the_same_tags_as_from_the_main_thread() -> 
     worker.join(timeout=60)
     assert [t.to_tuple() for t in there] == [t.to_tuple() for t in here]
     assert here[7].definitions[0].name == "func7"
+
+
+def test_a_damaged_tag_cache_is_started_again(shop_repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    RepoContext(shop_repo, cache).close()
+    (cache / "tags.sqlite").write_bytes(b"this is not a database" * 100)
+    (cache / "index.marshal").unlink()
+    parser = CountingParser()
+    context = RepoContext(shop_repo, cache, parse=parser)
+    assert parser.count == CODE_FILES
+    assert context.index.live_count == CODE_FILES
+
+
+def test_an_unusable_cache_folder_is_a_clear_error(shop_repo: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(AiFixError, match="writable cache folder"):
+        RepoContext(shop_repo, blocker / "cache")
