@@ -9,20 +9,15 @@ from pathlib import Path
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.config import CONFIG_PATH
 from bot.contract.detect import detect_checks
-from bot.contract.files import LocalRepoFiles, WorkTreeFiles
+from bot.contract.files import LocalRepoFiles, WorkTreeFiles, read_issue_file
 from bot.contract.render import render_config_file, render_issue_form
-from bot.errors import ConfigError
 
 ISSUE_FORM_PATH = ".github/ISSUE_TEMPLATE/ai-fix.yml"
 
 
 def contract_main(args: argparse.Namespace) -> int:
     """Print the contract of a local issue file against the repository's default branch; 0 ready or not."""
-    issue = Path(args.issue)
-    try:
-        text = issue.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read the issue file {issue} ({exc.strerror}); pass --issue a Markdown file") from exc
+    text = read_issue_file(args.issue)
     files = LocalRepoFiles(args.repo)
     contract = build_contract(snapshot_from_markdown(text, str(Path(args.repo).resolve())), files)
     print(contract.model_dump_json(indent=2))

@@ -17,6 +17,14 @@ MAX_FILE_BYTES = 1_000_000
 """Files read for the contract are small (configs, manifests, instruction files); larger are skipped."""
 
 
+def read_issue_file(path: Path | str) -> str:
+    """The text of a local issue file (`--issue FILE.md`), or a ConfigError that says what to pass."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the issue file {path} ({exc.strerror}); pass --issue a Markdown file") from exc
+
+
 class RepoFiles(Protocol):
     """Read-only view of one commit of a repository (its default branch)."""
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.contract.build import build_contract, snapshot_from_markdown
-from bot.contract.files import LocalRepoFiles
+from bot.contract.files import LocalRepoFiles, read_issue_file
 from bot.contract.models import TaskContract
 from bot.delivery.render import render_pr_body
 from bot.errors import ConfigError
@@ -34,10 +34,7 @@ from bot.workspace.git import Workspace
 def task_markdown(args: argparse.Namespace) -> str:
     """The task as `# title` + body, from --issue FILE.md or --task TEXT."""
     if args.issue:
-        try:
-            return Path(args.issue).read_text()
-        except OSError as exc:
-            raise ConfigError(f"--issue {args.issue}: cannot read it ({exc.strerror}); pass a Markdown file") from exc
+        return read_issue_file(args.issue)
     text = args.task.strip()
     if not text:
         raise ConfigError("--task is empty: describe the task, e.g. --task 'divide() crashes on zero'")

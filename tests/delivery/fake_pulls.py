@@ -27,6 +27,7 @@ class PullsGitHub(FakeGitHub):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self.keeps_comments = True
         self.check_runs: list[dict[str, Any]] = []
         self.labels: dict[tuple[str, int], list[str]] = {}
         self.graphql_calls: list[dict[str, Any]] = []
@@ -40,7 +41,6 @@ class PullsGitHub(FakeGitHub):
             "checks/create": self._create_check,
             "checks/update": self._update_check,
             "checks/list-for-ref": self._list_checks,
-            "issues/create-comment": self._create_comment_kept,
             "issues/add-labels": self._add_labels,
             "issues/remove-label": self._remove_label,
             "pulls/create-reply-for-review-comment": self._reply,
@@ -177,16 +177,6 @@ class PullsGitHub(FakeGitHub):
         return httpx.Response(200, json={"total_count": len(runs), "check_runs": runs})
 
     # -- comments, labels, replies ----------------------------------------------------------------
-
-    def _create_comment_kept(self, call: Call) -> httpx.Response:
-        repo, number = self._repo(call), int(call.params["issue_number"])
-        self.created_comments.append((repo, number, call.json["body"]))
-        comment = self._example("issues/create-comment", "201")
-        comment.update(id=next(self._ids), body=call.json["body"])
-        comment["user"].update(login=self.bot_login, type="Bot")
-        comment["performed_via_github_app"] = self.app_object()
-        self.comments.setdefault((repo, number), []).append(comment)
-        return httpx.Response(201, json=comment)
 
     def _add_labels(self, call: Call) -> httpx.Response:
         key = (self._repo(call), int(call.params["issue_number"]))

@@ -109,7 +109,7 @@ def test_reactions_and_comments_are_sent_as_github_documents_them(app, fake_gith
 
 def test_the_marked_comment_is_created_once_then_updated_in_place(app, fake_github):
     client = app.for_repo(1, REPO)
-    fake_github.on("issues/create-comment", lambda call: httpx.Response(201, json=fake_github.add_bot_comment(REPO, 1, call.json["body"])))
+    fake_github.keeps_comments = True  # what the App posts is listed afterwards, as on GitHub
     client.upsert_marked_comment(1, "<!-- m -->\nfirst", "<!-- m -->")
     [mine] = fake_github.comments[(REPO, 1)]
     updated = client.upsert_marked_comment(1, "<!-- m -->\nsecond", "<!-- m -->")

@@ -178,6 +178,8 @@ class FakeGitHub:
     """(comment id, new body) of every edit made."""
     bot_login: str = "ai-fix[bot]"
     """The login GitHub gives the App's bot account."""
+    keeps_comments: bool = False
+    """Whether comments the App posts show up in later listings, as on GitHub (off: the listing stays as set up)."""
 
     def __post_init__(self) -> None:
         key = _app_key()
@@ -460,9 +462,12 @@ class FakeGitHub:
         repo = f"{call.params['owner']}/{call.params['repo']}"
         number = int(call.params["issue_number"])
         self.created_comments.append((repo, number, call.json["body"]))
-        body = self._example(call.op_id, "201")
-        body.update(id=next(self._ids), body=call.json["body"])
-        return httpx.Response(201, json=body)
+        comment = self._example(call.op_id, "201")
+        comment.update(id=next(self._ids), body=call.json["body"], performed_via_github_app=self.app_object())
+        comment["user"].update(login=self.bot_login, type="Bot")
+        if self.keeps_comments:
+            self.comments.setdefault((repo, number), []).append(copy.deepcopy(comment))
+        return httpx.Response(201, json=comment)
 
     def _update_comment(self, call: Call) -> httpx.Response:
         comment_id = int(call.params["comment_id"])

@@ -50,20 +50,24 @@ def pr_comment(body: str, number: int = 2, *, sender: str = "Codertocat", sender
 
 def review_submitted(state: str = "changes_requested", body: str = "Please handle the empty case.", *, number: int = 2,
                      review_id: int = 237895671, sender: str = "Codertocat", pr_body: str = PR_BODY) -> dict[str, Any]:
-    payload = copy.deepcopy(load_payload("pull_request_review/submitted"))
+    payload = _on_ai_fix_pull("pull_request_review/submitted", number, pr_body)
     payload["review"].update(state=state, body=body, id=review_id)
-    payload["pull_request"].update(number=number, body=pr_body)
-    payload["pull_request"]["user"].update(login="ai-fix[bot]", type="Bot")
     return _common(payload, sender, "User", INSTALLATION)
 
 
 def review_comment(body: str = "Maybe you should use more emoji on this line.", *, number: int = 2, review_id: int = 237895671,
                    comment_id: int = 284312630, sender: str = "Codertocat", pr_body: str = PR_BODY) -> dict[str, Any]:
-    payload = copy.deepcopy(load_payload("pull_request_review_comment/created"))
+    payload = _on_ai_fix_pull("pull_request_review_comment/created", number, pr_body)
     payload["comment"].update(body=body, pull_request_review_id=review_id, id=comment_id)
+    return _common(payload, sender, "User", INSTALLATION)
+
+
+def _on_ai_fix_pull(name: str, number: int, pr_body: str) -> dict[str, Any]:
+    """A review event's fixture, on a pull request ai-fix opened."""
+    payload = copy.deepcopy(load_payload(name))
     payload["pull_request"].update(number=number, body=pr_body)
     payload["pull_request"]["user"].update(login="ai-fix[bot]", type="Bot")
-    return _common(payload, sender, "User", INSTALLATION)
+    return payload
 
 
 def headers(event: str, body: bytes, *, delivery: str | None = None, secret: str = SECRET) -> dict[str, str]:
