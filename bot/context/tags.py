@@ -96,7 +96,9 @@ def extract_tags(source: bytes, grammar: str) -> FileTags:
         if capture.startswith("definition."):
             definitions.extend(_definition(node, capture.partition(".")[2]) for node in nodes)
         elif capture == "reference":
-            references.update(_text(node) for node in nodes)
+            # Counted as bytes, decoded once per distinct name: most of a file's nodes are references.
+            for raw, count in Counter(node.text for node in nodes).items():
+                references[(raw or b"").decode("utf-8", "replace")] += count
         elif capture == "import.member":
             imports.extend(_python_member_import(node) for node in nodes)
         elif capture.startswith("import"):
