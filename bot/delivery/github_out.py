@@ -7,18 +7,16 @@ with backoff on 5xx and rate limits come from the client the queue builds for th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from githubkit.exception import RequestFailed
 from pydantic import BaseModel
 
 from bot.delivery.checkrun import CHECK_NAME, CheckRunOutput
 from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker, marker
 from bot.delivery.safety import safe_outgoing
 from bot.errors import GitHubError
-from bot.github.client import GitHubStatusError, RepoClient
+from bot.github.client import Refused, RepoClient, calling
 from bot.redact import RedactionError
 
 HANDOFF_LABEL = "ai-fix:handoff"
@@ -50,38 +48,6 @@ def _pull(data: Mapping[str, Any]) -> PullRef:
     )
 
 
-class Refused(Exception):
-    """GitHub answered with a status a caller asked to handle itself (e.g. 422 "already exists")."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"{status} {message}")
-        self.status = status
-        self.message = message
-
-
-@contextmanager
-def expecting(*statuses: int) -> Iterator[None]:
-    """Turn the given error statuses into `Refused` for the caller, any other into a GitHubStatusError."""
-    try:
-        yield
-    except RequestFailed as exc:
-        status = exc.response.status_code
-        try:
-            data = exc.response.raw_response.json()
-            details = " ".join(str(e.get("message", "")) for e in data.get("errors", []) if isinstance(e, dict))
-            message = f"{data.get('message', '')} {details}".strip()
-        except (ValueError, AttributeError):
-            message = exc.response.raw_response.text
-        if status in statuses:
-            raise Refused(status, message[:500]) from None
-        request = exc.response.raw_request
-        raise GitHubStatusError(
-            f"GitHub {request.method} {request.url.path} answered {status} {message[:200]!r} after its retries; "
-            "the job is retried and continues where it stopped",
-            status,
-        ) from None
-
-
 class GitHubOutput:
     """Writes one job's output into its repository through the job's installation-scoped client."""
 
@@ -93,7 +59,7 @@ class GitHubOutput:
 
     def _json(self, call: Callable[[], Any]) -> Any:
         """One API call's decoded answer; a failure after the client's retries says which call and status."""
-        with expecting():
+        with calling():
             return call().json()
 
     def _safe(self, text: str) -> str:
@@ -131,7 +97,7 @@ class GitHubOutput:
         pr = existing or self.find_pr(issue_number, branch)
         if pr is None:
             try:
-                with expecting(422):
+                with calling(handled=(422,)):
                     data = self.gh.rest.pulls.create(self.owner, self.name, title=title, head=branch, base=base, body=body, draft=True).json()
                 return _pull(data)
             except Refused as exc:
@@ -151,7 +117,7 @@ class GitHubOutput:
         if not login:
             return False
         try:
-            with expecting(422):
+            with calling(handled=(422,)):
                 self.gh.rest.pulls.request_reviewers(self.owner, self.name, pr.number, reviewers=[login])
         except Refused:
             return False
@@ -161,7 +127,8 @@ class GitHubOutput:
         """Draft ↔ ready through GraphQL (REST ignores `draft` on update); no call when already there."""
         if pr.draft != ready:
             return pr
-        self.gh.graphql(_READY if ready else _DRAFT, {"id": pr.node_id})
+        with calling("GraphQL " + ("markPullRequestReadyForReview" if ready else "convertPullRequestToDraft")):
+            self.gh.graphql(_READY if ready else _DRAFT, {"id": pr.node_id})
         return pr.model_copy(update={"draft": not ready})
 
     def set_handoff_label(self, pr: PullRef, on: bool) -> None:
@@ -169,7 +136,7 @@ class GitHubOutput:
             self._json(lambda: self.gh.rest.issues.add_labels(self.owner, self.name, pr.number, labels=[HANDOFF_LABEL]))
             return
         try:
-            with expecting(404):
+            with calling(handled=(404,)):
                 self.gh.rest.issues.remove_label(self.owner, self.name, pr.number, HANDOFF_LABEL)
         except Refused:
             pass  # the label was not there, which is what we want

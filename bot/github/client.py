@@ -28,23 +28,46 @@ class GitHubStatusError(GitHubError):
         self.status = status
 
 
+class Refused(GitHubStatusError):
+    """GitHub answered with a status the caller asked to handle itself (e.g. 422 "already exists")."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{status} {message}", status)
+        self.message = message
+
+
+def _error_message(response: httpx.Response) -> str:
+    """GitHub's `message` plus the messages of its `errors` list (where "already exists" is said)."""
+    try:
+        data = response.json()
+        details = " ".join(str(e.get("message", "")) for e in data.get("errors", []) if isinstance(e, dict))
+        return f"{data.get('message', '')} {details}".strip()
+    except (ValueError, AttributeError):
+        return response.text
+
+
 @contextmanager
-def _calling(what: str) -> Iterator[None]:
-    """Turn githubkit's errors into GitHubError; the message names the call and status, never headers or tokens."""
+def calling(what: str = "", handled: tuple[int, ...] = ()) -> Iterator[None]:
+    """Turn githubkit's errors into GitHubError; the message names the call and status, never headers or tokens.
+
+    A status in `handled` becomes `Refused` for the caller to deal with. `what` defaults to the
+    request's method and path.
+    """
     try:
         yield
     except RequestFailed as exc:
         status = exc.response.status_code
-        try:
-            message = str(exc.response.raw_response.json().get("message", ""))[:200]
-        except ValueError:
-            message = ""
+        message = _error_message(exc.response.raw_response)
+        if status in handled:
+            raise Refused(status, message[:500]) from None
+        request = exc.response.raw_request
         hint = {401: "the App's credentials were refused; check AIFIX_APP_ID and the private key",
                 403: "the App lacks a permission or hit a rate limit; check app.yml's permissions",
                 404: "not found, or the App is not installed on it"}.get(status, "GitHub failed; it will be retried later")
-        raise GitHubStatusError(f"GitHub {what} answered {status} {message!r}: {hint}", status) from None
+        raise GitHubStatusError(f"GitHub {what or f'{request.method} {request.url.path}'} answered {status} {message[:200]!r}: {hint}",
+                                status) from None
     except GitHubException as exc:
-        raise GitHubError(f"GitHub {what} failed ({exc.__class__.__name__}); check AIFIX_GITHUB_API_URL and the network") from None
+        raise GitHubError(f"GitHub {what or 'call'} failed ({exc.__class__.__name__}); check AIFIX_GITHUB_API_URL and the network") from None
 
 
 class RepoClient:
@@ -63,7 +86,7 @@ class RepoClient:
         """The App the token belongs to: only its own comments are ever edited."""
 
     def _json(self, what: str, call: Callable[[], Any]) -> Any:
-        with _calling(what):
+        with calling(what):
             return call().json()
 
     def _pages(self, what: str, call: Callable[[int], Any]) -> list[dict[str, Any]]:
@@ -79,7 +102,7 @@ class RepoClient:
     def permission(self, username: str) -> str:
         """admin | maintain | write | triage | read | none, from the collaborator-permission API."""
         try:
-            with _calling(f"GET permission of {username} on {self.repo}"):
+            with calling(f"GET permission of {username} on {self.repo}"):
                 data = self.rest.rest.repos.get_collaborator_permission_level(self.owner, self.name, username).json()
         except GitHubStatusError as exc:
             if exc.status == 404:
@@ -186,7 +209,7 @@ class GitHubApp:
     def for_repo(self, installation_id: int, repo: str) -> RepoClient:
         """A client whose installation token reaches only `repo` (one token per job, valid for an hour)."""
         name = repo.split("/", 1)[1]
-        with _calling(f"POST access token for installation {installation_id}"):
+        with calling(f"POST access token for installation {installation_id}"):
             data = self.app.rest.apps.create_installation_access_token(installation_id, repositories=[name]).json()
         token = data["token"]
         return RepoClient(GitHub(TokenAuthStrategy(token), **self._options), repo, SecretStr(token), data.get("expires_at", ""),

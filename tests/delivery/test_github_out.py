@@ -140,3 +140,16 @@ def test_every_outgoing_text_is_redacted_and_nothing_is_posted_when_redaction_fa
     with pytest.raises(RedactionError):
         GitHubOutput(client, secrets=broken).upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=pr)
     assert len(fake.calls) == before, "nothing may be sent when redaction fails"
+
+
+def test_errors_name_the_call_whether_github_answers_or_not(fake: PullsGitHub, out: GitHubOutput) -> None:
+    fake.on("pulls/list", lambda call: httpx.Response(403, json={"message": "Resource not accessible by integration"}))
+    with pytest.raises(GitHubError, match=r"GET /repos/Codertocat/Hello-World/pulls answered 403 .*permission"):
+        out.find_pr(1, BRANCH)
+
+    def unreachable(call: object) -> httpx.Response:
+        raise httpx.ConnectError("connection refused")
+
+    fake.on("pulls/list", unreachable)
+    with pytest.raises(GitHubError, match=r"failed \(\w+\); check AIFIX_GITHUB_API_URL"):
+        out.find_pr(1, BRANCH)
