@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from pathlib import Path
 
 from bot.context.base import Query, Retrieved, Slice
@@ -39,6 +40,13 @@ def default_cache_dir(root: Path) -> Path:
     return Path.home() / ".cache" / "ai-fix" / "context" / hashlib.sha1(str(root).encode()).hexdigest()[:16]
 
 
+def repo_tag_cache(work_dir: Path, repo: str) -> Path:
+    """One tag cache per repository under `work_dir`, shared by every job on it: tags are keyed by
+    blob id, so a job on a fresh clone starts warm. `repo` is "owner/name" or a local path."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", repo.strip("/"))[-60:].strip("-.") or "repo"
+    return work_dir / "context" / f"{slug}-{hashlib.sha1(repo.encode()).hexdigest()[:8]}" / "tags.sqlite"
+
+
 def _outermost(definitions: list[Definition]) -> list[Definition]:
     out: list[Definition] = []
     for definition in definitions:
@@ -50,13 +58,22 @@ def _outermost(definitions: list[Definition]) -> list[Definition]:
 class RepoContext:
     """Index of one working tree, kept up to date with `refresh()`; answers `retrieve` and `repo_map`."""
 
-    def __init__(self, repo_path: str | Path, cache_dir: str | Path | None = None, *, parse: ParseMany = parse_many):
+    def __init__(
+        self,
+        repo_path: str | Path,
+        cache_dir: str | Path | None = None,
+        *,
+        tag_cache: str | Path | None = None,
+        parse: ParseMany = parse_many,
+    ):
+        """`cache_dir` holds this working tree's index snapshot, and the tag cache unless `tag_cache`
+        names another (a file any number of working trees of the repository may share at once)."""
         self.root = Path(repo_path).resolve()
         if not self.root.is_dir():
             raise AiFixError(f"{self.root} is not a directory; pass the path of a repository checkout")
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(self.root)
         self._version = cache_version()
-        self._store = TagStore(self.cache_dir / "tags.sqlite", self._version)
+        self._store = TagStore(Path(tag_cache) if tag_cache is not None else self.cache_dir / "tags.sqlite", self._version)
         self._parse = parse
         self._snapshot = self.cache_dir / "index.marshal"
         self.index, listing = load_snapshot(self._snapshot, self._version) or (Index(), None)

@@ -30,13 +30,25 @@ def cache_version() -> str:
     return digest.hexdigest()[:16]
 
 
+BUSY_TIMEOUT_S = 120.0
+"""How long a writer waits for another process's write to end; jobs on one repository share a store."""
+
+
 class TagStore:
-    """Tags of every blob ever parsed, so an unchanged file is never parsed twice."""
+    """Tags of every blob ever parsed, so an unchanged file is never parsed twice.
+
+    Several processes may use one store at once: WAL lets readers run beside the one writer, and a
+    writer waits for the other's transaction to end (rows are content-addressed, so whoever writes a
+    blob last writes the same tags).
+    """
 
     def __init__(self, path: Path, version: str) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._open(path)
+        except sqlite3.OperationalError as exc:
+            # Locked or unreadable: another process's cache, not ours to delete.
+            raise AiFixError(f"cannot open the tag cache {path} ({exc}); pass another cache folder") from exc
         except sqlite3.DatabaseError:
             # A damaged cache is only lost work: start it again.
             for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -50,7 +62,7 @@ class TagStore:
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
-        db = sqlite3.connect(path)
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("CREATE TABLE IF NOT EXISTS tags (blob TEXT PRIMARY KEY, version TEXT, data BLOB)")
         return db

@@ -65,13 +65,16 @@ def run_task(
     secrets: Sequence[str],
     trace_path: Path,
     progress: Callable[[str], None] = lambda _line: None,
+    tag_cache: Path | None = None,
 ) -> RunResult:
     """Run the loop once on a prepared workspace; the trace is written as it goes.
 
     The retrieval index lives beside the working tree in the job's folder: outside the sandbox, removed with the job.
+    Its tag cache is `tag_cache` when given (`repo_tag_cache(settings.work_dir, repo)`: one per repository, shared
+    by its jobs, so an unchanged file is parsed once across jobs), else in the job's folder too.
     """
     config = LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason)
-    provider = RepoContext(workspace.path, cache_dir=workspace.path.parent / "context")
+    provider = RepoContext(workspace.path, cache_dir=workspace.path.parent / "context", tag_cache=tag_cache)
     loop = Loop(
         contract, model, workspace, checks, provider, Trace(trace_path, secrets), config, secrets=secrets, progress=progress
     )

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from bot.context.provider import repo_tag_cache
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles, read_issue_file
 from bot.contract.models import TaskContract
@@ -113,6 +114,7 @@ def execute(
                     secrets=secrets,
                     trace_path=out / "trace.jsonl",
                     progress=say,
+                    tag_cache=repo_tag_cache(settings.work_dir, str(repo)),
                 )
             finally:
                 sandbox.close()

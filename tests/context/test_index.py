@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import multiprocessing
 import threading
 from pathlib import Path
 
@@ -11,9 +12,10 @@ from conftest import SHOP, CountingParser, git, make_repo, write
 
 from bot.context.index import Index
 from bot.context.indexer import PARALLEL_FROM, parse_many, sync
-from bot.context.provider import RepoContext
+from bot.context.provider import RepoContext, repo_tag_cache
 from bot.context.repo import RepoFiles
 from bot.context.store import TagStore, cache_version
+from bot.context.tags import FileTags
 from bot.errors import AiFixError
 
 CODE_FILES = sum(1 for path in SHOP if path.endswith((".py", ".js")))
@@ -186,3 +188,45 @@ def test_an_unusable_cache_folder_is_a_clear_error(shop_repo: Path, tmp_path: Pa
     blocker.write_text("")
     with pytest.raises(AiFixError, match="writable cache folder"):
         RepoContext(shop_repo, blocker / "cache")
+
+
+def test_jobs_on_clones_of_one_repository_share_the_tag_cache(shop_repo: Path, tmp_path: Path) -> None:
+    tags = repo_tag_cache(tmp_path / "work", "acme/shop")
+    first_clone, second_clone = tmp_path / "job1" / "tree", tmp_path / "job2" / "tree"
+    for clone in (first_clone, second_clone):
+        git(tmp_path, "clone", "-q", str(shop_repo), str(clone))
+    write(second_clone, {"shop/cart.py": "class Cart:\n    pass\n"})
+
+    first_parser, second_parser = CountingParser(), CountingParser()
+    first = RepoContext(first_clone, tmp_path / "job1" / "context", tag_cache=tags, parse=first_parser)
+    # The first job is still open: the second reads the store while the first holds it.
+    second = RepoContext(second_clone, tmp_path / "job2" / "context", tag_cache=tags, parse=second_parser)
+    assert first_parser.count == CODE_FILES
+    assert second_parser.count == 1  # only the edited file
+    assert (second.last_sync.parsed, second.last_sync.reused) == (1, CODE_FILES - 1)
+    assert second.index.file_definitions(second.index.ids["shop/cart.py"])[0].name == "Cart"
+    first.close()
+    second.close()
+    assert repo_tag_cache(tmp_path / "work", "acme/other") != tags
+    assert not (tmp_path / "job1" / "context" / "tags.sqlite").exists()
+
+
+def _fill_store(path: str, start: int) -> None:
+    store = TagStore(Path(path), "v")
+    for batch in range(20):
+        store.put_many((f"blob{start + batch * 10 + i}", FileTags()) for i in range(10))
+    store.close()
+
+
+def test_processes_writing_one_tag_store_at_once_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "shared" / "tags.sqlite"
+    TagStore(path, "v").close()
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_fill_store, args=(str(path), n * 1000)) for n in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [w.exitcode for w in workers] == [0, 0, 0]
+    wanted = [f"blob{n * 1000 + k}" for n in range(3) for k in range(200)]
+    assert len(TagStore(path, "v").get_many(wanted)) == 600
