@@ -142,6 +142,9 @@ class ContainerSandbox:
         self._extra_env = dict(env or {})
         self._ro_paths = [Path(p).resolve() for p in ro_paths]
         self._control: Path | None = None
+        # conmon, the engine's container monitor, writes files (an `oom` marker on OOM kills) into
+        # its working directory: give every engine call a private one instead of the caller's.
+        self._engine_cwd: Path | None = None
         self._container_up = False
         self._server: subprocess.Popen[bytes] | None = None
         self._oom_kills = 0
@@ -156,6 +159,7 @@ class ContainerSandbox:
         if reason:
             raise SandboxUnavailable(reason)
         grant_workspace(self.workspace, self.identity)
+        self._engine_cwd = Path(tempfile.mkdtemp(prefix=f"ai-fix-{self.engine}-conmon-"))
         self._control = private_dir(Path(tempfile.mkdtemp(prefix=f"ai-fix-{self.engine}-")), self.identity)
         self._run_container()
 
@@ -164,6 +168,7 @@ class ContainerSandbox:
         run = subprocess.run(
             [*self._cmd, "run", "-d", "--rm", "--name", self.container, *self._flags(network=False), self.config.image, "sleep", "infinity"],
             env=self._env,
+            cwd=self._engine_cwd,
             capture_output=True,
             timeout=120,
         )
@@ -179,9 +184,12 @@ class ContainerSandbox:
             self._remove_container()
             shutil.rmtree(self._control, ignore_errors=True)
             self._control = None
+        if self._engine_cwd is not None:
+            shutil.rmtree(self._engine_cwd, ignore_errors=True)
+            self._engine_cwd = None
 
     def _remove_container(self) -> None:
-        subprocess.run([*self._cmd, "rm", "-f", "-t", "0", self.container], env=self._env, capture_output=True, timeout=60)
+        subprocess.run([*self._cmd, "rm", "-f", "-t", "0", self.container], env=self._env, cwd=self._engine_cwd, capture_output=True, timeout=60)
         self._container_up = False
 
     def _flags(self, *, network: bool) -> list[str]:
@@ -324,7 +332,7 @@ class ContainerSandbox:
             # Killing the client would leave the container running.
             subprocess.run([*self._cmd, "rm", "-f", "-t", "0", name], env=self._env, capture_output=True, timeout=60)
 
-        return run_process(argv, env=self._env, timeout=timeout, output_cap=output_cap, config=self.config, kill=remove)
+        return run_process(argv, env=self._env, cwd=self._engine_cwd, timeout=timeout, output_cap=output_cap, config=self.config, kill=remove)
 
     # -- the command server --------------------------------------------------------------------
 
@@ -337,6 +345,7 @@ class ContainerSandbox:
         server = subprocess.Popen(
             [*self._cmd, "exec", "-i", "--user", self.identity.spec, "-w", WORKDIR, self.container, "sh", "-c", SERVER],
             env=self._env,
+            cwd=self._engine_cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -375,6 +384,7 @@ class ContainerSandbox:
         subprocess.run(
             [*self._cmd, "exec", "--user", self.identity.spec, self.container, "sh", "-c", "kill -9 -1"],
             env=self._env,
+            cwd=self._engine_cwd,
             capture_output=True,
             timeout=60,
         )

@@ -97,6 +97,8 @@ class Hostile:
     workspace: Path
     outside: Path
     canary: str
+    host_cwd: Path
+    """The working directory ai-fix had while the sandbox ran: nothing may appear in it."""
 
     def run(self, name: str, command: str, timeout: int = 60) -> CheckResult:
         return run_checks(self.sandbox, [Check(name=name, run=command, timeout=timeout)], commit="base").results[0]
@@ -118,12 +120,16 @@ def hostile(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     (workspace / "link").symlink_to(outside / "canary.txt")
     # A secret in ai-fix's own environment while the sandbox starts and runs.
     os.environ["AIFIX_TEST_CANARY_TOKEN"] = canary
+    host_cwd, previous_cwd = root / "host-cwd", os.getcwd()
+    host_cwd.mkdir()
+    os.chdir(host_cwd)
     config = image_config(pids=256, memory_mb=1024)
     box = open_test_sandbox(request.param, workspace, config)
     try:
-        yield Hostile(request.param, box, workspace, outside, canary)
+        yield Hostile(request.param, box, workspace, outside, canary, host_cwd)
     finally:
         box.close()
+        os.chdir(previous_cwd)
         del os.environ["AIFIX_TEST_CANARY_TOKEN"]
 
 
@@ -184,6 +190,8 @@ def test_allocating_4_gib_hits_the_memory_limit(hostile: Hostile) -> None:
     }
     assert result.reason == expected[hostile.kind]
     assert "ALLOCATED" not in result.output
+    # podman's container monitor once wrote an `oom` marker into ai-fix's working directory.
+    assert list(hostile.host_cwd.iterdir()) == []
 
 
 def test_printing_100_mb_is_capped_head_and_tail(hostile: Hostile) -> None:
