@@ -190,15 +190,10 @@ class Index:
         self.definitions[fid] = marshal.dumps(tuple((d.name, d.kind, d.start_line, d.end_line) for d in tags.definitions))
         self.imports[fid] = tags.imports
         terms = self._file_terms(path, tags)
-        postings = self.postings.edit
-        for term, count in terms.items():
-            postings(term)[fid] = count
+        self.postings.set_column(fid, terms.items())
         self.doc_len[fid] = sum(terms.values())
         self.total_len += self.doc_len[fid]
-        referencers = self.referencers.edit
-        for name, count in tags.references.items():
-            if len(name) >= MIN_NAME:
-                referencers(name)[fid] = count
+        self.referencers.set_column(fid, ((name, n) for name, n in tags.references.items() if len(name) >= MIN_NAME))
         for name in {d.name for d in tags.definitions if _linkable(d.name)}:
             defined.setdefault(name, []).append((fid, True))
         return fid

@@ -134,7 +134,8 @@ def _with_tags(
     parse: ParseMany,
 ) -> Iterator[tuple[str, str, StatKey, str, FileTags]]:
     """Yield entries with their tags as parsing goes, saving new tags in batches (progress survives a crash)."""
-    to_parse = [entry for entry in pending if entry[1] not in cached]
+    # Largest first: a big file parsed last would leave the other workers idle at the end.
+    to_parse = sorted((entry for entry in pending if entry[1] not in cached), key=lambda entry: -len(entry[4]))
     if to_parse:
         log.info("parsing %d files", len(to_parse))
     for path, blob, stat, grammar, _ in pending:

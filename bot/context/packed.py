@@ -8,7 +8,7 @@ read or changed (kept in an overlay) and everything is flattened again when the 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -50,6 +50,15 @@ class PackedMap(Generic[K]):
             value = self.get(key)
             self._overlay[key] = value
         return value
+
+    def set_column(self, fid: int, items: Iterable[tuple[K, float]]) -> None:
+        """`edit(key)[fid] = value` for each item, with one lookup per key (building an index does millions)."""
+        overlay = self._overlay
+        for key, value in items:
+            row = overlay.get(key)
+            if row is None:
+                row = self.edit(key)
+            row[fid] = value
 
     def live_keys(self) -> Iterator[K]:
         """Keys with a non-empty map."""
