@@ -102,7 +102,8 @@ def apply_batch(store: Store, items: list[Incoming]) -> list[Ack | Exception]:
 class IntakeWriter:
     """The single writer thread: takes whatever deliveries are waiting and commits them together.
 
-    Answers go back to the event loop in one call per batch (not one wake-up per delivery).
+    Deliveries cross to the writer once per event-loop iteration (all those the loop read in that pass,
+    in one list), and answers go back in one call per batch: not one thread wake-up per delivery.
     """
 
     CHECK_EVERY = 0.1
@@ -115,7 +116,8 @@ class IntakeWriter:
         self.max_batch = max_batch
         self._last_commit = 0.0
         self._uncheckpointed = 0
-        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[_Pending] | None] = queue.SimpleQueue()
+        self._gathering: dict[asyncio.AbstractEventLoop, list[_Pending]] = {}
         self._thread = threading.Thread(target=self._run, name="ai-fix-intake-writer", daemon=True)
         self._checkpointer = threading.Thread(target=self._checkpoints, name="ai-fix-wal-checkpoint", daemon=True)
         self._stopped = threading.Event()
@@ -137,8 +139,18 @@ class IntakeWriter:
             raise StoreUnavailable("the intake writer is not running; the server is shutting down")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Ack] = loop.create_future()
-        self._queue.put(_Pending(item, future, loop))
+        gathering = self._gathering.setdefault(loop, [])
+        if not gathering:
+            loop.call_soon(self._hand_over, loop)
+        gathering.append(_Pending(item, future, loop))
         return await future
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        gathered = self._gathering.pop(loop)
+        if self._stopped.is_set():  # stopped during this loop iteration: the writer will not read the queue again
+            _settle([(p.future, StoreUnavailable("the intake writer stopped; the server is shutting down")) for p in gathered])
+        else:
+            self._queue.put(gathered)
 
     def _checkpoints(self) -> None:
         # Copying the WAL into the database doubles the bytes written; done during a burst it delays every
@@ -161,7 +173,7 @@ class IntakeWriter:
             first = self._queue.get()
             if first is None:
                 return
-            batch = [first]
+            batch = list(first)
             stop = False
             while len(batch) < self.max_batch:
                 try:
@@ -171,8 +183,9 @@ class IntakeWriter:
                 if nxt is None:
                     stop = True
                     break
-                batch.append(nxt)
-            self._commit(batch)
+                batch += nxt
+            for start in range(0, len(batch), self.max_batch):
+                self._commit(batch[start : start + self.max_batch])
             if stop:
                 return
 
@@ -182,7 +195,7 @@ class IntakeWriter:
         except StoreUnavailable as exc:
             log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
             results = [exc] * len(batch)
-        except Exception as exc:  # noqa: BLE001 - the writer must outlive a bug: refuse (503), never hang
+        except Exception as exc:  # the writer must outlive a bug: refuse (503), never hang
             log.exception("could not store %d deliveries", len(batch))
             results = [StoreUnavailable(f"could not store the delivery ({exc.__class__.__name__})")] * len(batch)
         self._last_commit = time.monotonic()
