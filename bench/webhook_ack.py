@@ -180,6 +180,15 @@ def server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def io_pressure() -> str:
+    """Linux's share of the last 10 s in which some task waited for the disk: other work's I/O delays every fsync."""
+    pressure = Path("/proc/pressure/io")
+    if not pressure.exists():
+        return ""
+    fields = dict(part.split("=") for part in pressure.read_text().splitlines()[0].split()[1:])
+    return f", I/O pressure {float(fields['avg10']):.0f} %"
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1] if len(values) > 1 else values[0]
 
@@ -196,7 +205,7 @@ def main() -> int:
                         help="also run the load against the same server stack answering 202 and storing nothing")
     args = parser.parse_args()
 
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; N={args.n}, concurrency {args.c}, keep-alive")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs{io_pressure()}; N={args.n}, concurrency {args.c}, keep-alive")
     if args.baseline:
         port = free_port()
         baseline = wait_for_port(subprocess.Popen([sys.executable, "-c", BASELINE, str(port)]), port)
