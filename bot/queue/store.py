@@ -26,7 +26,9 @@ CREATE TABLE IF NOT EXISTS deliveries (
     outcome TEXT NOT NULL,
     reason TEXT NOT NULL DEFAULT '',
     payload TEXT NOT NULL,
-    received_at REAL NOT NULL
+    received_at REAL NOT NULL,
+    work TEXT,
+    processed INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY,
@@ -73,6 +75,10 @@ CREATE TABLE IF NOT EXISTS installations (
     updated_at REAL NOT NULL
 );
 """
+
+DELIVERY_COLUMNS = {"work": "TEXT", "processed": "INTEGER NOT NULL DEFAULT 1"}
+"""Added to `deliveries` since its first version: a database from before gets them (its rows were processed when stored)."""
+PENDING_INDEX = "CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (received_at) WHERE processed = 0"
 
 _ACTIVE = ("queued", "running")
 
@@ -170,6 +176,11 @@ class Store:
         conn = self.connection()
         try:
             conn.executescript(SCHEMA)
+            present = {row[1] for row in conn.execute("PRAGMA table_info(deliveries)")}
+            for column, declaration in DELIVERY_COLUMNS.items():
+                if column not in present:
+                    conn.execute(f"ALTER TABLE deliveries ADD COLUMN {column} {declaration}")
+            conn.execute(PENDING_INDEX)
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot create the tables in {self.path}: {exc}") from exc
 

@@ -10,7 +10,7 @@ import httpx
 
 from bot.intake.signature import sign
 from tests.support.fake_github import load_payload
-from tests.support.service import ADMIN, settled
+from tests.support.service import ADMIN, settled, wait_until
 from tests.support.webhooks import SECRET, deliver, headers, labeled
 
 
@@ -133,8 +133,10 @@ def test_concurrent_redeliveries_make_one_job(start_service):
     for t in threads:
         t.join()
     assert sorted(r.status_code for r in answers) == [200] * 15 + [202]
-    assert sorted(r.json()["outcome"] for r in answers) == ["duplicate"] * 15 + ["queued"]
-    jobs = svc.store.list_jobs()
+    # "accepted" when it shared its batch with redeliveries: stored, its job made right after the burst.
+    outcomes = sorted(r.json()["outcome"] for r in answers)
+    assert outcomes in (["accepted"] + ["duplicate"] * 15, ["duplicate"] * 15 + ["queued"])
+    jobs = wait_until(svc.store.list_jobs)
     assert len(jobs) == 1 and len(jobs[0].triggers) == 1
     assert len(stored_deliveries(svc)) == 1
 

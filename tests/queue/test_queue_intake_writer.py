@@ -1,7 +1,9 @@
-"""The intake writer on a real SQLite file: deliveries gathered in one event-loop pass, and shutdown."""
+"""The intake writer on a real SQLite file: deliveries gathered in one event-loop pass, deferred processing, shutdown."""
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -10,9 +12,12 @@ import pytest
 from bot.errors import StoreUnavailable
 from bot.intake.events import Event
 from bot.intake.triggers import decide
-from bot.queue.intake import Ack, Incoming, IntakeWriter
+from bot.queue.intake import Ack, Incoming, IntakeWriter, apply_batch
 from bot.queue.store import Store
+from tests.support.service import wait_until
 from tests.support.webhooks import labeled
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -29,7 +34,12 @@ def incoming(number: int, delivery_id: str) -> Incoming:
     return Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), time.time())
 
 
-def test_deliveries_submitted_together_are_each_stored_once(store):
+def count(store: Store, sql: str) -> int:
+    with store.reading() as conn:
+        return int(conn.execute(sql).fetchone()[0])
+
+
+def test_deliveries_submitted_together_are_stored_acknowledged_then_processed_once(store):
     items = [incoming(n, f"delivery-{n}") for n in range(1, 21)]
     items.append(incoming(7, "delivery-7"))  # a redelivery arriving in the same pass as the original
 
@@ -40,13 +50,77 @@ def test_deliveries_submitted_together_are_each_stored_once(store):
     writer.start()
     try:
         acks = asyncio.run(submit_all(writer))
+        # A batch of several is acknowledged once its deliveries are committed; their jobs follow when it is quiet.
+        assert [a.outcome for a in acks] == ["accepted"] * 20 + ["duplicate"]
+        assert count(store, "SELECT COUNT(*) FROM deliveries") == 20
+        wait_until(lambda: count(store, "SELECT COUNT(*) FROM jobs") == 20)
+        assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 0
+        # A lone delivery when nothing waits is applied in its own transaction: the answer names its job.
+        lone = asyncio.run(asyncio.wait_for(writer.submit(incoming(21, "delivery-21")), timeout=10))
+        assert lone.outcome == "queued" and lone.job_id is not None
     finally:
         writer.stop()
-    assert [a.outcome for a in acks] == ["queued"] * 20 + ["duplicate"]
-    assert len({a.job_id for a in acks[:20]}) == 20
-    with store.reading() as conn:
-        assert conn.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0] == 20
-        assert conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0] == 20
+    assert count(store, "SELECT COUNT(*) FROM jobs") == 21
+    assert count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers") == count(store, "SELECT COUNT(*) FROM triggers") == 21
+
+
+CRASH_AFTER_ACK = """
+import os, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from tests.queue.test_queue_intake_writer import incoming
+from bot.queue.intake import apply_batch
+from bot.queue.store import Store
+acks = apply_batch(Store(Path(sys.argv[1])), [incoming(n, f"delivery-{n}") for n in range(1, 6)], defer=True)
+assert [a.outcome for a in acks] == ["accepted"] * 5, acks
+os._exit(9)  # killed after the acknowledgement's commit, before any processing
+"""
+
+
+def test_a_crash_between_ack_and_processing_loses_nothing_and_the_next_start_processes_once(store):
+    crashed = subprocess.run([sys.executable, "-c", CRASH_AFTER_ACK, str(store.path), str(ROOT)], capture_output=True, text=True)
+    assert crashed.returncode == 9, crashed.stderr
+    assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 5
+    assert count(store, "SELECT COUNT(*) FROM jobs") == 0
+    for _ in range(2):  # two restarts: the second finds nothing left to do
+        writer = IntakeWriter(Store(store.path))
+        writer.start()
+        assert count(store, "SELECT COUNT(*) FROM jobs") == 5  # done before the writer takes deliveries
+        writer.stop()
+    assert count(store, "SELECT COUNT(*) FROM triggers") == 5
+    assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 0
+
+
+PROCESSOR = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from bot.queue.intake import process_pending
+from bot.queue.store import Store
+store = Store(Path(sys.argv[1]))
+go = Path(sys.argv[2])
+(go.parent / f"ready-{sys.argv[4]}").touch()
+while not go.exists():
+    time.sleep(0.001)
+found = 0
+while (batch := process_pending(store, 3)):
+    found += batch
+    time.sleep(0.002)  # let the other process take the write lock between batches, as a busy server would
+print(found)
+"""
+
+
+def test_two_processes_never_both_process_one_delivery(store, tmp_path):
+    apply_batch(store, [incoming(n, f"delivery-{n}") for n in range(1, 121)], defer=True)
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", PROCESSOR, str(store.path), str(go), str(ROOT), str(i)], stdout=subprocess.PIPE, text=True)
+             for i in range(2)]
+    wait_until(lambda: (tmp_path / "ready-0").exists() and (tmp_path / "ready-1").exists(), timeout=30)
+    go.touch()
+    found = [int(p.communicate(timeout=60)[0]) for p in procs]
+    assert sum(found) == 120, found  # each delivery found (and marked) by exactly one of them
+    assert count(store, "SELECT COUNT(*) FROM jobs") == 120
+    assert count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers") == count(store, "SELECT COUNT(*) FROM triggers") == 120
 
 
 def test_deliveries_gathered_when_the_writer_stops_are_refused_not_left_waiting(store):
