@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from bot.contract.globs import path_in_scope
 from bot.contract.models import TaskContract
 from bot.contract.stage import ContractStage
+from bot.context.provider import repo_tag_cache
 from bot.delivery.checkrun import render_check_run
 from bot.delivery.github_out import GitHubOutput, PullRef
 from bot.delivery.markers import read_rounds
@@ -219,6 +220,7 @@ class Attempt:
                 result = run_task(
                     contract, ws, self.p.model(self.settings), checks=SandboxChecks(sandbox, contract, self.secrets()),
                     choice=route(contract, self.settings, None), secrets=self.secrets(), trace_path=trace, progress=progress,
+                    tag_cache=repo_tag_cache(self.settings.work_dir, self.snapshot.repo),
                 )
             finally:
                 sandbox.close()
