@@ -19,10 +19,11 @@ import asyncio
 import dataclasses
 import json
 import logging
-import queue
+import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.errors import StoreUnavailable
@@ -151,10 +152,15 @@ def process_pending(store: Store, limit: int) -> int:
 
 
 class IntakeWriter:
-    """The single writer thread: takes whatever deliveries are waiting and commits them together.
+    """Group commit on the event loop's own thread; the fsync, the deferred work and checkpoints in threads.
 
-    Deliveries cross to the writer once per event-loop iteration (all those the loop read in that pass,
-    in one list), and answers go back in one call per batch: not one thread wake-up per delivery.
+    The deliveries a loop reads in one pass are gathered; one callback, scheduled when the first of them
+    arrives, commits them all in one transaction on the loop's thread (no hand-off to a writer thread
+    and back: that cost more CPU than the insert, the two threads contending for the interpreter lock).
+    That commit writes the WAL without waiting for the disk; the syncer thread then fsyncs the WAL
+    (`fdatasync`, which releases the interpreter lock, so the loop reads and commits the next batch
+    meanwhile) and only then are the batch's deliveries answered: a 202 still means "on disk", and
+    every batch committed while one fsync ran is covered by the next one.
     A batch of one, with nothing left unprocessed, is applied at once; otherwise see the module's doc.
     """
 
@@ -168,17 +174,29 @@ class IntakeWriter:
     QUIET_SECONDS = 0.3
     MAX_UNCHECKPOINTED = 4000
     """Deliveries (about 14 KB each) the WAL may hold before a checkpoint is forced, even mid-burst."""
+    SYNC_TIMEOUT = 10.0
+    """A delivery whose fsync has not returned after this long (a hung disk) is refused (503): GitHub redelivers
+    it later, and if it did reach the disk the redelivery is recognised as a duplicate."""
 
-    def __init__(self, store: Store, *, max_batch: int = 256) -> None:
+    def __init__(self, store: Store, *, max_batch: int = 256, sync: Callable[[int], None] = os.fdatasync) -> None:
         self.store = store
         self.max_batch = max_batch
+        self.sync = sync
         self._last_commit = 0.0
         self._uncheckpointed = 0
-        self._queue: queue.SimpleQueue[list[_Pending] | None] = queue.SimpleQueue()
         self._gathering: dict[asyncio.AbstractEventLoop, list[_Pending]] = {}
-        self._thread = threading.Thread(target=self._run, name="ai-fix-intake-writer", daemon=True)
+        self._processor = threading.Thread(target=self._run, name="ai-fix-intake-processor", daemon=True)
         self._checkpointer = threading.Thread(target=self._checkpoints, name="ai-fix-wal-checkpoint", daemon=True)
+        self._syncer = threading.Thread(target=self._sync_wal, name="ai-fix-wal-sync", daemon=True)
         self._stopped = threading.Event()
+        self._write_lock = threading.Lock()
+        """Held around each transaction of this process: a commit waits on it, not in SQLite's sleeping busy handler."""
+        self._configured: set[int] = set()
+        self._unsynced: list[_Pending] = []
+        self._unsynced_lock = threading.Lock()
+        self._to_sync = threading.Event()
+        self._wal: tuple[int, int] | None = None
+        """The WAL's file descriptor and inode, reopened if SQLite ever replaces the file."""
         self._pending = False
         """Some deliveries this writer stored are not processed yet (or processing them failed)."""
         self._last_look = time.monotonic()
@@ -187,34 +205,119 @@ class IntakeWriter:
     def start(self) -> None:
         """Apply what the last run acknowledged but did not process (after a crash), then take deliveries."""
         self._process_all()
-        self._thread.start()
+        self._syncer.start()
+        self._processor.start()
         self._checkpointer.start()
 
     def stop(self) -> None:
+        """Answer what was committed (after its fsync), then process what was acknowledged (SIGTERM's drain)."""
         if not self._stopped.is_set():
             self._stopped.set()
-            self._queue.put(None)
-            self._thread.join(timeout=10)
+            self._to_sync.set()
+            self._syncer.join(timeout=self.SYNC_TIMEOUT)
+            self._processor.join(timeout=10)
             self._checkpointer.join(timeout=10)
+            if self._wal is not None:
+                os.close(self._wal[0])
+                self._wal = None
 
     async def submit(self, item: Incoming) -> Ack:
-        """Store the delivery; returns once it is committed. StoreUnavailable if it could not be."""
-        if self._stopped.is_set() or not self._thread.is_alive():
+        """Store the delivery; returns once it is committed and fsynced. StoreUnavailable if it could not be."""
+        if self._stopped.is_set():
             raise StoreUnavailable("the intake writer is not running; the server is shutting down")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Ack] = loop.create_future()
         gathering = self._gathering.setdefault(loop, [])
         if not gathering:
-            loop.call_soon(self._hand_over, loop)
+            loop.call_soon(self._commit_gathered, loop)
         gathering.append(_Pending(item, future, loop))
         return await future
 
-    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _commit_gathered(self, loop: asyncio.AbstractEventLoop) -> None:
         gathered = self._gathering.pop(loop)
-        if self._stopped.is_set():  # stopped during this loop iteration: the writer will not read the queue again
+        if self._stopped.is_set():  # stopped during this loop pass: the syncer and processor are gone
             _settle([(p.future, StoreUnavailable("the intake writer stopped; the server is shutting down")) for p in gathered])
-        else:
-            self._queue.put(gathered)
+            return
+        for start in range(0, len(gathered), self.max_batch):
+            self._commit(loop, gathered[start : start + self.max_batch])
+
+    def _configure(self) -> None:
+        """The calling thread's connection never checkpoints by itself (the checkpointer thread does, when quiet),
+        and, where commits must be durable, leaves the fsync to the syncer thread."""
+        conn = self.store.connection()
+        if id(conn) not in self._configured:
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+            if self.store.synchronous == "full":
+                conn.execute("PRAGMA synchronous=NORMAL")
+            self._configured.add(id(conn))
+
+    def _commit(self, loop: asyncio.AbstractEventLoop, batch: list[_Pending]) -> None:
+        try:
+            with self._write_lock:  # also orders this read of _pending after the processor's update of it
+                defer = self._pending or len(batch) > 1  # earlier deliveries are processed first; a burst is answered first
+                self._configure()
+                results: list[Ack | Exception] = apply_batch(self.store, [p.item for p in batch], defer=defer)
+        except StoreUnavailable as exc:
+            log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
+            results = [exc] * len(batch)
+        except Exception as exc:  # the event loop must outlive a bug or a broken store: refuse (503), never hang
+            log.exception("could not store %d deliveries", len(batch))
+            results = [StoreUnavailable(f"could not store the delivery ({exc.__class__.__name__})")] * len(batch)
+        self._pending = self._pending or any(isinstance(r, Ack) and r.outcome == "accepted" for r in results)
+        self._last_commit = time.monotonic()
+        self._uncheckpointed += len(batch)
+        if self.store.synchronous != "full":  # synchronous=normal: committed to the WAL is what was asked for
+            _settle([(p.future, r) for p, r in zip(batch, results)])
+            return
+        committed = []
+        for pending, result in zip(batch, results):
+            if isinstance(result, Exception):
+                _settle([(pending.future, result)])
+            else:
+                committed.append(dataclasses.replace(pending, ack=result))
+        if committed:
+            with self._unsynced_lock:
+                self._unsynced += committed
+            self._to_sync.set()
+            timed_out = StoreUnavailable(f"job store did not flush to disk within {self.SYNC_TIMEOUT:g} s; retry later")
+            refusals: list[tuple[asyncio.Future[Ack], Ack | Exception]] = [(p.future, timed_out) for p in committed]
+            loop.call_later(self.SYNC_TIMEOUT, _settle, refusals)
+
+    def _sync_wal(self) -> None:
+        while True:
+            if not self._stopped.is_set():
+                self._to_sync.wait()
+            self._to_sync.clear()
+            with self._unsynced_lock:
+                batch, self._unsynced = self._unsynced, []
+            if not batch:
+                if self._stopped.is_set():
+                    return
+                continue
+            try:
+                self.sync(self._wal_fd())
+                answers: list[tuple[asyncio.Future[Ack], Ack | Exception]] = [(p.future, p.ack) for p in batch if p.ack]
+            except OSError as exc:
+                # Committed but perhaps not on disk: refused, so GitHub redelivers (a duplicate if it did get there).
+                log.error("could not fsync the job store's WAL, %d deliveries refused: %s", len(batch), exc)
+                answers = [(p.future, StoreUnavailable(f"job store could not flush to disk ({exc}); retry later")) for p in batch]
+            by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
+            for pending, answer in zip(batch, answers):
+                by_loop.setdefault(pending.loop, []).append(answer)
+            for loop, loop_answers in by_loop.items():
+                try:
+                    loop.call_soon_threadsafe(_settle, loop_answers)
+                except RuntimeError:  # that loop has closed: nobody is waiting any more
+                    pass
+
+    def _wal_fd(self) -> int:
+        path = f"{self.store.path}-wal"
+        inode = os.stat(path).st_ino
+        if self._wal is None or self._wal[1] != inode:
+            if self._wal is not None:
+                os.close(self._wal[0])
+            self._wal = (os.open(path, os.O_RDONLY), inode)
+        return self._wal[0]
 
     def _checkpoints(self) -> None:
         # Copying the WAL into the database doubles the bytes written; done during a burst it delays every
@@ -229,47 +332,23 @@ class IntakeWriter:
                     log.warning("%s", exc)
 
     def _run(self) -> None:
-        try:
-            self.store.connection().execute("PRAGMA wal_autocheckpoint=0")
-        except Exception as exc:  # noqa: BLE001 - the store may be down at start; commits will report it
-            log.warning("intake writer could not configure its connection: %s", exc)
-        while True:
-            wait = self._idle_wait()
-            try:
-                first = self._queue.get(timeout=wait) if wait else self._queue.get_nowait()
-            except queue.Empty:
-                if self._idle_wait() == 0:
-                    self._process_some()
-                continue
-            if first is None:
-                break
-            batch = list(first)
-            stop = False
-            while len(batch) < self.max_batch:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                batch += nxt
-            for start in range(0, len(batch), self.max_batch):
-                self._commit(batch[start : start + self.max_batch])
-            if stop:
-                break
+        while not self._stopped.wait(min(self._idle_wait(), self.QUIET_BEFORE_PROCESSING)):
+            if self._idle_wait() == 0:
+                self._process_some()
         # Shutting down (SIGTERM): what was acknowledged is processed now; if the store fails, the next start does it.
         self._process_all()
 
     def _idle_wait(self) -> float:
-        """Seconds to wait for a delivery before processing stored ones (0: process now)."""
+        """Seconds to wait before processing stored deliveries (0: process now)."""
         now = time.monotonic()
         due = self._last_commit + self.QUIET_BEFORE_PROCESSING if self._pending else self._last_look + self.POLL_SECONDS
         return max(due - now, self._retry_at - now, 0.0)
 
     def _process_some(self) -> None:
         try:
-            self._pending = process_pending(self.store, self.PROCESS_BATCH) == self.PROCESS_BATCH
+            with self._write_lock:
+                self._configure()
+                self._pending = process_pending(self.store, self.PROCESS_BATCH) == self.PROCESS_BATCH
         except Exception as exc:  # noqa: BLE001 - the deliveries stay stored and unprocessed; tried again later
             log.warning("could not process stored deliveries (tried again in %.0f s): %s", self.POLL_SECONDS, exc)
             self._pending = True
@@ -278,34 +357,14 @@ class IntakeWriter:
 
     def _process_all(self) -> None:
         try:
-            while process_pending(self.store, self.PROCESS_BATCH * 4):
-                pass
+            while True:
+                with self._write_lock:
+                    if not process_pending(self.store, self.PROCESS_BATCH * 4):
+                        break
             self._pending = False
         except Exception as exc:  # noqa: BLE001 - left stored and unprocessed, for a later pass or the next start
             log.warning("could not process stored deliveries (a later pass or the next start will): %s", exc)
             self._pending = True
-
-    def _commit(self, batch: list[_Pending]) -> None:
-        defer = self._pending or len(batch) > 1  # earlier deliveries are processed first; a burst is answered first
-        try:
-            results: list[Ack | Exception] = apply_batch(self.store, [p.item for p in batch], defer=defer)
-        except StoreUnavailable as exc:
-            log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
-            results = [exc] * len(batch)
-        except Exception as exc:  # the writer must outlive a bug: refuse (503), never hang
-            log.exception("could not store %d deliveries", len(batch))
-            results = [StoreUnavailable(f"could not store the delivery ({exc.__class__.__name__})")] * len(batch)
-        self._pending = self._pending or any(isinstance(r, Ack) and r.outcome == "accepted" for r in results)
-        self._last_commit = time.monotonic()
-        self._uncheckpointed += len(batch)
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
-        for pending, result in zip(batch, results):
-            by_loop.setdefault(pending.loop, []).append((pending.future, result))
-        for loop, answers in by_loop.items():
-            try:
-                loop.call_soon_threadsafe(_settle, answers)
-            except RuntimeError:  # that loop has closed: nobody is waiting any more
-                pass
 
 
 @dataclass(frozen=True)
@@ -313,6 +372,8 @@ class _Pending:
     item: Incoming
     future: asyncio.Future[Ack]
     loop: asyncio.AbstractEventLoop
+    ack: Ack | None = None
+    """Set once committed, while it waits for the fsync."""
 
 
 def _settle(answers: list[tuple[asyncio.Future[Ack], Ack | Exception]]) -> None:

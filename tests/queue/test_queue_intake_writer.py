@@ -2,8 +2,10 @@
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -137,3 +139,58 @@ def test_deliveries_gathered_when_the_writer_stops_are_refused_not_left_waiting(
     assert all(isinstance(r, StoreUnavailable) for r in results), results
     with store.reading() as conn:
         assert conn.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0] == 0
+
+
+class HeldSync:
+    """An fsync that waits until released (a slow or hung disk) or fails, recording the file it was given."""
+
+    def __init__(self, fails: bool = False) -> None:
+        self.release = threading.Event()
+        self.fails = fails
+        self.files: list[int] = []
+
+    def __call__(self, fd: int) -> None:
+        self.files.append(os.fstat(fd).st_ino)
+        self.release.wait(10)
+        if self.fails:
+            raise OSError(5, "Input/output error")
+
+
+def test_an_answer_waits_for_the_fsync_of_the_wal_that_holds_its_commit(store):
+    sync = HeldSync()
+
+    async def submit_while_the_disk_is_slow(writer: IntakeWriter) -> Ack:
+        task = asyncio.create_task(writer.submit(incoming(1, "delivery-1")))
+        await asyncio.to_thread(wait_until, lambda: count(store, "SELECT COUNT(*) FROM deliveries") == 1)
+        await asyncio.sleep(0.2)
+        assert not task.done()  # committed, but not acknowledged before it is on disk
+        sync.release.set()
+        return await asyncio.wait_for(task, timeout=10)
+
+    writer = IntakeWriter(store, sync=sync)
+    writer.start()
+    try:
+        ack = asyncio.run(submit_while_the_disk_is_slow(writer))
+    finally:
+        sync.release.set()
+        writer.stop()
+    assert ack.outcome == "queued"
+    assert sync.files == [os.stat(f"{store.path}-wal").st_ino]
+
+
+@pytest.mark.parametrize("fails", [True, False], ids=["fsync fails", "fsync hangs"])
+def test_a_delivery_whose_fsync_fails_or_hangs_is_refused(store, fails):
+    sync = HeldSync(fails=fails)
+    if fails:
+        sync.release.set()
+    writer = IntakeWriter(store, sync=sync)
+    writer.SYNC_TIMEOUT = 0.3
+    writer.start()
+    try:
+        with pytest.raises(StoreUnavailable, match="flush to disk"):
+            asyncio.run(asyncio.wait_for(writer.submit(incoming(1, "delivery-1")), timeout=10))
+    finally:
+        sync.release.set()
+        writer.stop()
+    # It was committed: GitHub's redelivery is recognised, not stored twice.
+    assert count(store, "SELECT COUNT(*) FROM deliveries") == 1
