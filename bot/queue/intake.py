@@ -1,7 +1,7 @@
-"""Storing deliveries: one transaction per batch (group commit) from a single writer thread.
+"""Storing deliveries: one transaction per batch (group commit) on the event loop's thread, one fsync per batch.
 
-Every delivery in a batch is committed (WAL fsynced) before any of them is acknowledged, so a 202
-always means "on disk". Batching amortises the fsync over the requests that arrived meanwhile.
+Every delivery in a batch is committed and the WAL fsynced before any of them is acknowledged, so a
+202 always means "on disk". Batching amortises the fsync over the requests that arrived meanwhile.
 
 What a delivery means (its job, trigger and history rows, or an installation change) is applied in
 the same transaction when the writer is idle (a lone delivery: the answer then names the job). Under
@@ -242,7 +242,7 @@ class IntakeWriter:
             self._commit(loop, gathered[start : start + self.max_batch])
 
     def _configure(self) -> None:
-        """The calling thread's connection never checkpoints by itself (the checkpointer thread does, when quiet),
+        """The loop thread's connection never checkpoints by itself (the checkpointer thread does, when quiet),
         and, where commits must be durable, leaves the fsync to the syncer thread."""
         conn = self.store.connection()
         if id(conn) not in self._configured:
@@ -347,7 +347,6 @@ class IntakeWriter:
     def _process_some(self) -> None:
         try:
             with self._write_lock:
-                self._configure()
                 self._pending = process_pending(self.store, self.PROCESS_BATCH) == self.PROCESS_BATCH
         except Exception as exc:  # noqa: BLE001 - the deliveries stay stored and unprocessed; tried again later
             log.warning("could not process stored deliveries (tried again in %.0f s): %s", self.POLL_SECONDS, exc)
