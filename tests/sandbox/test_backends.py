@@ -82,6 +82,27 @@ def test_bwrap_setup_with_network_reaches_the_host(tmp_path: Path) -> None:
             box.close()
 
 
+@pytest.mark.bwrap
+def test_bwrap_mounts_a_toolchain_that_lives_under_tmp(tmp_path: Path) -> None:
+    """A clone under /tmp (CI's, a user's) has its venv there: the sandbox's own /tmp must not hide it."""
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    assert str(tmp_path).startswith("/tmp/")
+    tools = tmp_path / "tools" / "bin"
+    tools.mkdir(parents=True)
+    (tools / "hello-tool").write_text("#!/bin/sh\necho hello from the toolchain\n")
+    (tools / "hello-tool").chmod(0o755)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    box = open_sandbox("bwrap", workspace, SandboxConfig(), env={"PATH": f"{tools}:/usr/bin:/bin"}, ro_paths=[tools])
+    try:
+        result = box.exec("hello-tool && stat -c %a /tmp", timeout=10)
+    finally:
+        box.close()
+    assert result.exit_code == 0, result.output
+    assert result.output.split() == ["hello", "from", "the", "toolchain", "1777"]
+
+
 @pytest.mark.podman
 def test_podman_reports_a_missing_image_with_the_fix_and_auto_falls_back(tmp_path: Path) -> None:
     if skip_reason("podman") or skip_reason("bwrap"):
