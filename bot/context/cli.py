@@ -9,16 +9,13 @@ from pathlib import Path
 from bot.context.base import Query
 from bot.context.provider import RepoContext
 from bot.contract.build import snapshot_from_markdown
+from bot.contract.files import read_issue_file
 from bot.errors import ConfigError
 
 
 def context_main(args: argparse.Namespace) -> int:
     """Print the ranked files as JSON, then the rendered context."""
-    issue = Path(args.issue)
-    try:
-        text = issue.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read the issue file {issue} ({exc.strerror}); pass --issue a Markdown file") from exc
+    text = read_issue_file(args.issue)
     if args.budget <= 0 or args.top <= 0:
         raise ConfigError("--budget and --top must be positive numbers")
     snapshot = snapshot_from_markdown(text, str(Path(args.repo).resolve()))
