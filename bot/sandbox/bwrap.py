@@ -21,7 +21,7 @@ from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
 from bot.sandbox.artifacts import read_artifact
 from bot.sandbox.base import ExecResult
-from bot.sandbox.environment import ARTIFACT_DIR, HOME, WORKDIR, sandbox_env
+from bot.sandbox.environment import ARTIFACT_DIR, HOME, WORKDIR, host_sandbox_env
 from bot.sandbox.identity import Identity, grant_workspace, private_dir, sandbox_identity
 from bot.sandbox.process import run_process
 
@@ -152,7 +152,7 @@ class BwrapSandbox:
         output_cap: int = 65536,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        full_env = sandbox_env(path=os.environ.get("PATH", "/usr/bin:/bin"), extra={**self._env, **(env or {})})
+        full_env = host_sandbox_env(self._env, env)
         argv = self.argv(command, timeout=timeout, network=network and self.config.network == "setup", env=full_env)
         # An empty environment for bwrap itself: see the module docstring. Killing bwrap kills its
         # init (--die-with-parent), which takes the whole pid namespace along.

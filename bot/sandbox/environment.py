@@ -27,3 +27,11 @@ def sandbox_env(
         env["PATH"] = path
     env.update(extra or {})
     return env
+
+
+def host_sandbox_env(*layers: Mapping[str, str] | None) -> dict[str, str]:
+    """`sandbox_env` for backends that run the host's own binaries (bwrap, none): the host's PATH, then `layers` in order."""
+    extra: dict[str, str] = {}
+    for layer in layers:
+        extra.update(layer or {})
+    return sandbox_env(path=os.environ.get("PATH", "/usr/bin:/bin"), extra=extra)

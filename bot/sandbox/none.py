@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -12,7 +11,7 @@ from pathlib import Path
 from bot.contract.models import SandboxConfig
 from bot.sandbox.artifacts import read_artifact
 from bot.sandbox.base import ExecResult
-from bot.sandbox.environment import sandbox_env
+from bot.sandbox.environment import host_sandbox_env
 from bot.sandbox.process import run_process
 
 log = logging.getLogger(__name__)
@@ -51,7 +50,7 @@ class NoSandbox:
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         # The environment is still the allowlist: even here ai-fix's own secrets stay out.
-        full_env = sandbox_env(path=os.environ.get("PATH", "/usr/bin:/bin"), extra={**self._env, **(env or {})})
+        full_env = host_sandbox_env(self._env, env)
         # HOME outside the workspace, so tools' dotfiles never show up in the diff.
         full_env.update({"HOME": self._home, "TMPDIR": tempfile.gettempdir(), "AI_FIX_ARTIFACTS": self.artifact_dir})
         return run_process(["/bin/sh", "-c", command], env=full_env, cwd=self.workspace, timeout=timeout, output_cap=output_cap, config=self.config)
