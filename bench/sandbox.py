@@ -39,6 +39,15 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(times)
 
 
+def exec_median_ms(backend: str, workspace: Path, command: str, runs: int) -> float:
+    """Median per-command time in one sandbox of `backend`, opened once for all runs."""
+    sandbox = open_test_sandbox(backend, workspace)
+    try:
+        return median_ms(lambda: sandbox.exec(command, timeout=30), runs)
+    finally:
+        sandbox.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
@@ -55,16 +64,12 @@ def measure(command: str, runs: int, workspace: Path) -> list[tuple[str, float]]
 
     rows.append(("bare subprocess (sh -c)", median_ms(lambda: subprocess.run(["sh", "-c", command], check=True), runs)))
 
-    none = open_test_sandbox("none", workspace)
-    rows.append(("none backend", median_ms(lambda: none.exec(command, timeout=30), runs)))
-    none.close()
+    rows.append(("none backend", exec_median_ms("none", workspace, command, runs)))
 
     if reason := skip_reason("bwrap"):
         print(f"bwrap skipped: {reason}")
     else:
-        bwrap = open_test_sandbox("bwrap", workspace)
-        rows.append(("bwrap (one bwrap per command)", median_ms(lambda: bwrap.exec(command, timeout=30), runs)))
-        bwrap.close()
+        rows.append(("bwrap (one bwrap per command)", exec_median_ms("bwrap", workspace, command, runs)))
 
     if reason := skip_reason("podman"):
         print(f"podman skipped: {reason}")
