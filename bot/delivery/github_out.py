@@ -56,6 +56,8 @@ class GitHubOutput:
         self.gh = client.rest
         self.owner, self.name = client.owner, client.name
         self._secrets = secrets
+        self._review_comments: dict[int, list[dict[str, Any]]] = {}
+        """PR number -> its review comments, listed once per job and extended with the replies posted since."""
 
     def _json(self, call: Callable[[], Any]) -> Any:
         """One API call's decoded answer; a failure after the client's retries says which call and status."""
@@ -184,9 +186,12 @@ class GitHubOutput:
     def reply_once(self, pr: PullRef, comment_id: int, body: str, *, key: str) -> bool:
         """Reply in a review thread unless a reply with this key is already there (a redelivered review)."""
         tag = f"<!-- ai-fix:{REPLY_KIND} {key} -->"
-        comments = self.client.list_review_comments(pr.number)
+        comments = self._review_comments.get(pr.number)
+        if comments is None:
+            comments = self._review_comments[pr.number] = self.client.list_review_comments(pr.number)
         if any(c.get("in_reply_to_id") == comment_id and tag in (c.get("body") or "") for c in comments):
             return False
         text = self._safe(f"{tag}\n{body}")
         self._json(lambda: self.gh.rest.pulls.create_reply_for_review_comment(self.owner, self.name, pr.number, comment_id, body=text))
+        comments.append({"in_reply_to_id": comment_id, "body": text})
         return True
