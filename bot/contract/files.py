@@ -85,13 +85,12 @@ class LocalRepoFiles:
 
     def read_text(self, path: str) -> str | None:
         spec = f"{self.commit}:{path}"
-        kind = _git(self.repo, "cat-file", "-t", spec)
-        if kind.returncode != 0 or kind.stdout.strip() != b"blob":
+        size = _git(self.repo, "cat-file", "-s", spec)
+        if size.returncode != 0 or int(size.stdout) > MAX_FILE_BYTES:
             return None
-        size = int(_git(self.repo, "cat-file", "-s", spec).stdout or 0)
-        if size > MAX_FILE_BYTES:
-            return None
-        return _git(self.repo, "cat-file", "blob", spec).stdout.decode("utf-8", errors="replace")
+        # `cat-file blob` refuses a tree, so it is both the type check and the read.
+        blob = _git(self.repo, "cat-file", "blob", spec)
+        return blob.stdout.decode("utf-8", errors="replace") if blob.returncode == 0 else None
 
     def list_dir(self, path: str = "") -> list[str]:
         prefix = f"{path.strip('/')}/" if path.strip("/") else ""
