@@ -22,6 +22,7 @@ from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles
 from bot.loop.demo import demo_data, make_repo, sample
 from bot.loop.harness import SandboxChecks, route, run_task
+from bot.model.base import Usage
 from bot.model.replay import recorded_responses
 from bot.model.scripted import ScriptedModel, Turn
 from bot.sandbox.select import open_sandbox
@@ -83,9 +84,9 @@ def main() -> None:
             ):
                 changing_ms.append(ms)
             if step["step"] > 1:
-                u = step["usage"]
-                cached += u["cache_read_tokens"]
-                prompt += u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"]
+                usage = Usage.model_validate(step["usage"])
+                cached += usage.cache_read_tokens
+                prompt += usage.prompt_tokens
     share = cached / prompt if prompt else 0.0
     print(f"session: {len(steps)} steps (recorded demo session), {args.runs} runs, sandbox {args.sandbox}")
     print(
