@@ -50,10 +50,6 @@ class Ack:
     reason: str = ""
     job_id: int | None = None
 
-    @property
-    def duplicate(self) -> bool:
-        return self.outcome == "duplicate"
-
 
 def _apply_installation(store: Store, conn: sqlite3.Connection, change: InstallationChange, now: float) -> None:
     row = conn.execute("SELECT repos FROM installations WHERE id = ?", (change.installation_id,)).fetchone()
