@@ -76,12 +76,11 @@ class RepoClient:
     `rest` is the underlying githubkit client for calls not wrapped here; `token` is for `git push`.
     """
 
-    def __init__(self, rest: GitHub[Any], repo: str, token: SecretStr, expires_at: str = "", *, app_id: int | None = None) -> None:
+    def __init__(self, rest: GitHub[Any], repo: str, token: SecretStr, *, app_id: int | None = None) -> None:
         self.rest = rest
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.token = token
-        self.expires_at = expires_at
         self.app_id = app_id
         """The App the token belongs to: only its own comments are ever edited."""
 
@@ -212,5 +211,4 @@ class GitHubApp:
         with calling(f"POST access token for installation {installation_id}"):
             data = self.app.rest.apps.create_installation_access_token(installation_id, repositories=[name]).json()
         token = data["token"]
-        return RepoClient(GitHub(TokenAuthStrategy(token), **self._options), repo, SecretStr(token), data.get("expires_at", ""),
-                          app_id=self.app_id)
+        return RepoClient(GitHub(TokenAuthStrategy(token), **self._options), repo, SecretStr(token), app_id=self.app_id)
