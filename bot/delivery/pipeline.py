@@ -172,11 +172,14 @@ class Attempt:
 
     def phase(self, phase: Phase) -> None:
         self.progress.current = phase
-        self.state.comment_id = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
+        self.post_progress()
         self.save()
 
     def finish_progress(self, outcome: Outcome, reason: str) -> None:
         self.progress.outcome, self.progress.reason = outcome, reason
+        self.post_progress()
+
+    def post_progress(self) -> None:
         self.state.comment_id = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
 
     # ---- workspace and loop ---------------------------------------------------------------
