@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from bot.checks.models import TestCase
+from bot.checks.traceback import relative
 
 MESSAGE_CAP = 2000
 
@@ -17,7 +18,7 @@ def parse_junit(xml: bytes, *, workdir: str = "") -> list[TestCase]:
         return []
     cases: list[TestCase] = []
     for case in root.iter("testcase"):
-        file = _relative(case.get("file") or "", workdir) or None
+        file = relative(case.get("file") or "", workdir) or None
         line = case.get("line")
         cases.append(
             TestCase(
@@ -58,9 +59,3 @@ def _test_id(classname: str, name: str, file: str | None) -> str:
     rest = classname[len(module) :].lstrip(".") if module and classname.startswith(module) else ""
     parts = [file, *(p for p in rest.split(".") if p), name]
     return "::".join(parts)
-
-
-def _relative(path: str, workdir: str) -> str:
-    if workdir and path.startswith(workdir.rstrip("/") + "/"):
-        return path[len(workdir.rstrip("/")) + 1 :]
-    return path

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable
 
 from bot.checks.classify import tests_failed
 from bot.checks.models import CheckStatus, TestCase
-from bot.checks.traceback import ANSI, Frame, error_types, frames, in_project
+from bot.checks.traceback import ANSI, Frame, error_types, frames, in_project, relative_paths
 from bot.redact import redact
 
 MAX_TESTS = 10
@@ -85,10 +85,6 @@ def _frame(frame: Frame) -> str:
 
 def _tail(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()][-TAIL_LINES:]
-
-
-def relative_paths(text: str, workdir: str) -> str:
-    return text.replace(workdir.rstrip("/") + "/", "") if workdir else text
 
 
 def fold_repeats(text: str) -> str:

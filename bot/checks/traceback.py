@@ -48,6 +48,11 @@ def relative(path: str, workdir: str) -> str:
     return path[len(prefix) :] if workdir and path.startswith(prefix) else path
 
 
+def relative_paths(text: str, workdir: str) -> str:
+    """`text` with every `workdir/` prefix removed."""
+    return text.replace(workdir.rstrip("/") + "/", "") if workdir else text
+
+
 def frames(text: str, workdir: str = "") -> list[Frame]:
     """Every stack frame in `text`, in order of appearance."""
     found: list[tuple[int, Frame]] = []
@@ -73,9 +78,7 @@ def error_types(text: str) -> list[str]:
 
 def normalize(text: str, workdir: str = "") -> str:
     """`text` with the parts that change between identical failures replaced by placeholders."""
-    text = ANSI.sub("", text)
-    if workdir:
-        text = text.replace(workdir.rstrip("/") + "/", "")
+    text = relative_paths(ANSI.sub("", text), workdir)
     for pattern, placeholder in _VOLATILE:
         text = pattern.sub(placeholder, text)
     return text
