@@ -81,10 +81,10 @@ class WorkerPool:
     # -- lifecycle --------------------------------------------------------------------------------
 
     def start(self) -> None:
-        targets = [(self._loop, WORK_KINDS, f"ai-fix-worker-{i}") for i in range(self.workers)]
-        targets.append((self._loop, COMMAND_KINDS, "ai-fix-control"))
-        for target, kinds, name in targets:
-            thread = threading.Thread(target=target, args=(kinds,), name=name, daemon=True)
+        loops = [(WORK_KINDS, f"ai-fix-worker-{i}") for i in range(self.workers)]
+        loops.append((COMMAND_KINDS, "ai-fix-control"))
+        for kinds, name in loops:
+            thread = threading.Thread(target=self._loop, args=(kinds,), name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
         threading.Thread(target=self._heartbeat, name="ai-fix-heartbeat", daemon=True).start()
