@@ -7,14 +7,10 @@ canary checks) and can fail the first calls with chosen statuses (for retry test
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -24,6 +20,7 @@ from bot.errors import ModelError
 from bot.model.anthropic_backend import AnthropicModel
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel
+from tests.support.server import serve
 
 
 class FakeMessagesAPI:
@@ -86,30 +83,12 @@ class FakeMessagesAPI:
         )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def serve_fake_api(scripted: ScriptedModel) -> Iterator[tuple[FakeMessagesAPI, str]]:
     """Run the fake on loopback; yields it and its base URL."""
     fake = FakeMessagesAPI(scripted)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(fake.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the fake Messages API did not start within 10 s")
-        time.sleep(0.01)
-    try:
-        yield fake, f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve(fake.app) as url:
+        yield fake, url
 
 
 def anthropic_model(base_url: str, *, api_key: str = "sk-ant-test-key-not-real-000000", **kwargs: Any) -> AnthropicModel:
