@@ -75,6 +75,9 @@ class WorkerPool:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._released = threading.Event()
+        """Set once stop() has released every lease still held: the heartbeat has nothing left to keep."""
+        self._heartbeat_thread = threading.Thread(target=self._heartbeat, name="ai-fix-heartbeat", daemon=True)
         self._running: set[int] = set()
         self._lock = threading.Lock()
 
@@ -87,7 +90,7 @@ class WorkerPool:
             thread = threading.Thread(target=self._loop, args=(kinds,), name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
-        threading.Thread(target=self._heartbeat, name="ai-fix-heartbeat", daemon=True).start()
+        self._heartbeat_thread.start()
 
     def stop(self, grace: float | None = None) -> None:
         """Stop claiming; give running jobs `grace` seconds to checkpoint; release the leases left."""
@@ -100,6 +103,11 @@ class WorkerPool:
         for job_id in left:
             if self.store.release(job_id, self.owner):
                 log.warning("job %d did not reach a checkpoint within the grace period; released for another worker", job_id)
+        # Wait for the heartbeat, or it could still be inside SQLite while the caller closes the
+        # store and the interpreter shuts down (a crash on exit).
+        self._released.set()
+        if self._heartbeat_thread.is_alive():
+            self._heartbeat_thread.join(timeout=self.config.lease_seconds)
 
     # -- loops ------------------------------------------------------------------------------------
 
@@ -109,7 +117,8 @@ class WorkerPool:
         # Keep renewing while jobs drain, so nobody else takes them before they are released.
         while any(t.is_alive() for t in self._threads) and not self._all_released():
             self._renew()
-            time.sleep(min(self.config.lease_seconds / 3, 0.5))
+            if self._released.wait(min(self.config.lease_seconds / 3, 0.5)):
+                return
 
     def _all_released(self) -> bool:
         with self._lock:
