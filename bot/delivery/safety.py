@@ -26,7 +26,8 @@ _CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)(?P<body>.+?)(?<!`)(?P=ticks)(
 # Bare URLs and e-mail addresses GitHub autolinks (wherever they start), @mentions, closing keywords.
 _RISKY = re.compile(
     r"(?P<url>(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)[^\s<>`\"]+)"
-    r"|(?P<email>[\w.+-]+@[\w.-]*\.[\w.-]*)"  # as loose as cmark-gfm, which links `a@.b`
+    # As loose as cmark-gfm, which links `a@.b`, and after `mailto:`/`xmpp:` even `@.b`.
+    r"|(?P<email>(?:(?:mailto|xmpp):[\w.+-]*|[\w.+-]+)@[\w.-]*\.[\w.-]*)"
     r"|(?P<closing>(?i:\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b)\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+)"
     r"|(?P<mention>(?<![\w`/@.])@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
 )
