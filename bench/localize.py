@@ -35,6 +35,7 @@ sys.path[:0] = [str(ROOT)]
 from bot.context.base import Query
 from bot.context.bm25 import bm25_scores
 from bot.context.provider import RepoContext
+from bot.context.subjects import is_test_path
 
 KS = (1, 5, 10)
 TASKS = Path("/work/shared/fixtures/localization/dev.jsonl")
@@ -51,17 +52,6 @@ DJANGO_RELEASES = [
     ("5.0", 17550),
 ]
 _WORD = re.compile(r"\w+")
-
-
-def is_test_path(path: str) -> bool:
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        any(p in ("tests", "test", "testing") for p in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith(("_test.py", "tests.py"))
-        or name == "conftest.py"
-    )
 
 
 def split(instance_id: str) -> str:
@@ -144,7 +134,7 @@ def evaluate(tasks: list[dict], checkouts: Path, cache: Path) -> dict:
             "gold_present": all((root / g).is_file() for g in gold),
             "gold": gold,
             # Each signal of the best candidates, to study the ranking without re-running it.
-            "signals": {str(context.index.paths[r.fid]): (r.lexical, r.direct, r.graph, r.certain) for r in ranked[:300]},
+            "signals": {str(context.index.paths[r.fid]): (r.lexical, r.direct, r.graph, r.certain, r.subject) for r in ranked[:300]},
         }
         if n % 10 == 0:
             print(f"  {n}/{len(tasks)} tasks, {time.perf_counter() - began:.0f} s", file=sys.stderr)

@@ -12,7 +12,9 @@ _GENERIC_FRAME = re.compile(rf"((?:[\w.-]*[/\\])*[\w.-]+\.{_EXT}):(\d+)")
 _JAVA_FRAME = re.compile(r"at ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.java):(\d+)\)")
 _DIFF_FILE = re.compile(r"^\+\+\+ b/(\S+)", re.MULTILINE)
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"(?<![0-9])[A-Za-z_][A-Za-z0-9_]*")
+_NUMBERED_MODULE = re.compile(r"(?<!\w)\d+_\w*[A-Za-z]\w*")
+"""Module names that start with digits, like migrations (`0011_update_proxy_permissions`)."""
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _TRACEBACK_HEADER = re.compile(r"Traceback \(most recent call last\):")
@@ -92,7 +94,7 @@ def find_mentions(text: str, failure: str = "", diff: str = "") -> Mentions:
     names: dict[str, float] = {}
     for word in _WORD.findall(everything):
         names[word] = max(names.get(word, 0.0), CODE_LIKE if _looks_like_code(word) else PROSE)
-    for word in _WORD.findall(code):
+    for word in _WORD.findall(code) + _NUMBERED_MODULE.findall(everything):
         names[word] = CODE_LIKE
     mentions.names = names
     return mentions

@@ -35,7 +35,7 @@ class FileTags:
     imports: tuple[str, ...] = ()
     """Module paths as written, e.g. `django.db.models`, `.utils`, `./api`, `crate::io`."""
     terms: dict[str, int] = field(default_factory=dict)
-    """Lower-case search terms from identifiers, definitions and comments/docstrings."""
+    """Lower-case search terms from identifiers, definitions, comments and string literals."""
 
     def to_tuple(self) -> tuple:
         return (

@@ -44,3 +44,10 @@ def test_paths_dotted_names_and_diff_files() -> None:
     assert mentions.diff_paths == ["x/y.go"]
     # Words of a path are not taken for names.
     assert "printing" not in mentions.names
+
+
+def test_module_names_starting_with_digits_are_names() -> None:
+    mentions = find_mentions("Migration auth.0011_update_proxy_permissions fails; 12_000 rows.")
+    assert mentions.names["0011_update_proxy_permissions"] == CODE_LIKE
+    # A number with an underscore is no name, and no tail of one is taken for a name of its own.
+    assert [n for n in mentions.names if n[0] in "_0123456789"] == ["0011_update_proxy_permissions"]

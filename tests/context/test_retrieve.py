@@ -64,6 +64,36 @@ def test_words_alone_find_the_file_by_its_vocabulary(shop_repo: Path, tmp_path: 
     assert _files(context, Query(text="The receipt email body has no order lines"))[0] == "shop/emails.py"
 
 
+def test_a_quoted_error_message_finds_the_file_that_raises_it(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "app",
+        {
+            "app/checks.py": "def check_tables(models):\n    return Error('db_table is used by multiple models', id='models.E028')\n",
+            "app/tables.py": 'def table_names(models):\n    """Names of the tables of models."""\n    return [m.db_table for m in models]\n',
+            "app/registry.py": "def models_by_table(models):\n    return {m.db_table: m for m in models}\n",
+        },
+    )
+    context = RepoContext(repo, tmp_path / "cache")
+    assert _files(context, Query(text="Startup fails: (models.E028) db_table is used by multiple models"))[0] == "app/checks.py"
+
+
+def test_a_numbered_module_named_in_the_issue_ranks_first(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "app",
+        {
+            "auth/migrations/0011_update_proxy_permissions.py": "def forwards(apps, schema_editor):\n    pass\n",
+            "db/migrations/executor.py": (
+                "def update_proxy_permissions(migration):\n    return migration\n\n"
+                "def proxy_update(migration):\n    return update_proxy_permissions(migration)\n\n"
+                "def migration_permissions(migration):\n    return proxy_update(migration)\n"
+            ),
+        },
+    )
+    context = RepoContext(repo, tmp_path / "cache")
+    files = _files(context, Query(text="Migration auth.0011_update_proxy_permissions fails when a migration is applied"))
+    assert files[0] == "auth/migrations/0011_update_proxy_permissions.py"
+
+
 def test_the_graph_brings_in_what_a_named_file_uses(shop_repo: Path, tmp_path: Path) -> None:
     context = RepoContext(shop_repo, tmp_path / "cache")
     ranked = context.rank(Query(text="Wrong result from Cart"))
@@ -135,3 +165,22 @@ def test_repo_map_lists_central_files_first_within_budget(shop_repo: Path, tmp_p
     assert small.splitlines()[0] == whole.splitlines()[0]
     first_files = [line for line in whole.splitlines() if not line.startswith(" ")]
     assert first_files.index("shop/pricing.py:") < first_files.index("shop/emails.py:")
+
+
+def test_a_module_named_after_a_function_in_the_issue_is_its_home(tmp_path: Path) -> None:
+    """`refine` is a common word here (many files call or define it), yet refine.py, named after the
+    function it defines, is where `refine()` lives: its direct hit is a module's, not one definer's
+    among seven."""
+    users = {
+        f"core/part{n}.py": (
+            f"from assumptions.refine import refine\n\nclass Part{n}:\n    def refine(self, assumptions):\n"
+            "        return refine(self, assumptions)\n"
+        )
+        for n in range(6)
+    }
+    repo = make_repo(tmp_path / "app", {**users, "assumptions/refine.py": "def refine(expr, assumptions=True):\n    return expr\n"})
+    context = RepoContext(repo, tmp_path / "cache")
+    ranked = context.rank(Query(text="`refine()` does not simplify the argument of a complex number"))
+    by_path = {context.index.paths[r.fid]: r for r in ranked}
+    assert ranked[0].fid == context.index.ids["assumptions/refine.py"]
+    assert by_path["assumptions/refine.py"].direct > 5 * by_path["core/part0.py"].direct

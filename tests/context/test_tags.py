@@ -94,6 +94,13 @@ def test_terms_split_identifiers_and_read_docstrings() -> None:
     assert "the" not in tags.terms
 
 
+def test_string_literals_are_searchable_so_a_quoted_error_message_finds_its_file() -> None:
+    tags = extract_tags(b"def check(table):\n    raise Error(\"db_table '%s' is used by several models\", id='models.E028')\n", "python")
+    assert {"db_table", "e028", "several", "model"} <= set(tags.terms)
+    # Words inside strings are terms, not references: they link no file to another.
+    assert "several" not in tags.references
+
+
 def test_unknown_and_extensionless_files_have_no_grammar() -> None:
     assert grammar_for("README.md") is None
     assert grammar_for("Makefile") is None

@@ -14,3 +14,5 @@
 (shorthand_property_identifier) @reference
 
 (comment) @doc
+(string) @doc
+(template_string) @doc

@@ -10,3 +10,5 @@
 (field_identifier) @reference
 
 (comment) @doc
+(interpreted_string_literal) @doc
+(raw_string_literal) @doc

@@ -13,3 +13,4 @@
 
 (line_comment) @doc
 (block_comment) @doc
+(string_literal) @doc

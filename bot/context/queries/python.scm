@@ -11,5 +11,5 @@
 
 (identifier) @reference
 
-(expression_statement (string) @doc)
+(string) @doc
 (comment) @doc

@@ -19,3 +19,5 @@
 
 (line_comment) @doc
 (block_comment) @doc
+(string_literal) @doc
+(raw_string_literal) @doc
