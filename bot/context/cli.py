@@ -35,6 +35,7 @@ def context_main(args: argparse.Namespace) -> int:
                 "direct": round(r.direct, 4),
                 "named": round(r.certain, 4),
                 "graph": round(r.graph, 4),
+                "tested": round(r.subject, 4),
             }
             for r in ranked
         ],

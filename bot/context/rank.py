@@ -39,8 +39,9 @@ MAX_SYMBOL_DEFINERS = 20
 LEXICAL_SEEDS = 5
 """Without direct hits, the best lexical matches seed the graph walk."""
 SUBJECT = 0.5
-"""Weight of being the subject of the best-matching tests (bench/localize.py: any weight from 0.1
-to 1 scores the same on the tuning half; 0.5 is the middle of that range)."""
+"""Weight of being the subject of the best-matching tests (bench/localize.py: in a sweep of an
+earlier form of this signal any weight from 0.1 to 1 scored the same on the tuning half; 0.5 is the
+middle of that range)."""
 SUBJECT_TESTS = 30
 """How many of the best-ranked test files lend their rank to their subjects."""
 

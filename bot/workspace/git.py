@@ -119,11 +119,16 @@ class Workspace:
 
     @classmethod
     def clone(cls, url: str, dest: Path | str, *, branch: str, token: str | None = None, ref: str | None = None) -> Workspace:
-        """Clone `url` into `dest` and start the new branch `branch` at `ref` (default: the remote's default branch)."""
+        """Clone `url` into `dest` and start the new branch `branch` at `ref` (default: the remote's default branch).
+
+        A branch of that name already on the remote (a closed PR's, say) is never reused or
+        overwritten: the new branch is the first free `branch-2`, `branch-3`, ... (see `ws.branch`).
+        """
         validate_branch_name(branch)
         root = _new_job_dir(dest)
         with _removed_on_failure(root):
             ws = cls._cloned(url, root, token, kind="clone", branch=branch)
+            ws.state.branch = ws._free_branch_name(branch)
             ws._start_branch(ws._resolve(ref or "HEAD"))
         return ws
 
@@ -300,6 +305,14 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
     # ---- plumbing --------------------------------------------------------------------------
+
+    def _free_branch_name(self, wanted: str) -> str:
+        taken = set(self._git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").stdout.decode().split())
+        name, n = wanted, 1
+        while name in taken:
+            n += 1
+            name = f"{wanted}-{n}"
+        return name
 
     def _start_branch(self, start: str) -> None:
         self._git("checkout", "-q", "--no-track", "-b", self.branch, start)

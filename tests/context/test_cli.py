@@ -28,6 +28,8 @@ def test_prints_ranked_files_as_json_then_the_rendered_context(shop_repo: Path, 
     report, rendered = _split(done.stdout)
     assert report["files"][0]["path"] == "shop/pricing.py"
     assert len(report["files"]) == 3
+    # Each signal's share, so a user can see why a file ranks where it does.
+    assert {"score", "lexical", "direct", "named", "graph", "tested"} <= set(report["files"][0])
     scores = [f["score"] for f in report["files"]]
     assert scores == sorted(scores, reverse=True)
     assert 0 < report["tokens"] <= 400

@@ -154,3 +154,26 @@ def test_a_task_that_cannot_be_solved_hands_off_a_draft_with_the_work_pushed(wor
     assert [r["conclusion"] for r in runs] == ["failure"]
     assert {(a["path"], a["annotation_level"]) for a in runs[0]["annotations"]} == {("tests/test_calc.py", "failure")}
     assert all(a["start_line"] > 0 for a in runs[0]["annotations"])
+
+
+def test_relabelling_after_the_pr_was_closed_opens_a_new_pr_on_a_new_branch(world: World) -> None:
+    """The closed PR's branch stays on the remote as it was; the new run never pushes onto it."""
+    number = 30
+    title, _, body = sample()[1].partition("\n")
+    issue = (title.removeprefix("# ").strip(), body.strip())
+    world.script(FIX_SCRIPT)
+    task = world.run("issues", issue_payload(world, number, *issue))
+    assert task["status"] == "done", task
+    [first] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == number]
+    old_branch = first["head"]["ref"]
+    old_tip = world.git("rev-parse", old_branch).strip()
+    first["state"] = "closed"  # the maintainer closed it without merging
+
+    world.script(FIX_SCRIPT)
+    task = world.run("issues", issue_payload(world, number, *issue))  # labelled again
+    assert task["status"] == "done", task
+    mine = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == number]
+    assert [p["state"] for p in mine] == ["closed", "open"]
+    assert mine[1]["head"]["ref"] == f"{old_branch}-2"
+    assert "return a + b" in world.git("show", f"{old_branch}-2:calc.py")
+    assert world.git("rev-parse", old_branch).strip() == old_tip

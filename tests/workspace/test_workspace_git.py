@@ -43,6 +43,30 @@ def test_clone_starts_a_fresh_branch_at_the_remote_head(ws: Workspace, remote: P
     assert not Path(ws.state.git_dir).is_relative_to(ws.path)
 
 
+def test_clone_never_reuses_a_branch_left_on_the_remote(tmp_path: Path, seed_repo: Path, remote: Path, branch: str) -> None:
+    """A closed PR's branch still on the remote: a new run starts `<branch>-2` (then `-3`) and pushes
+    without touching the old one, instead of failing on a non-fast-forward push."""
+    git("checkout", "-q", "-b", branch, cwd=seed_repo)
+    (seed_repo / "old.txt").write_text("the closed PR's work\n")
+    git("add", "old.txt", cwd=seed_repo)
+    git("commit", "-q", "-m", "closed PR", cwd=seed_repo)
+    git("push", "-q", str(remote), branch, cwd=seed_repo)
+    old_tip = git("rev-parse", "HEAD", cwd=seed_repo)
+    ws = Workspace.clone(f"file://{remote}", tmp_path / "job", branch=branch)
+    assert ws.branch == f"{branch}-2"
+    assert git("symbolic-ref", "--short", "HEAD", cwd=ws.path) == f"{branch}-2"
+    assert ws.base_sha == git("rev-parse", "main", cwd=remote) and not (ws.path / "old.txt").exists()
+    (ws.path / "src" / "util.py").write_text("X = 2\n")
+    ws.checkpoint("new attempt")
+    ws.push()
+    assert git("rev-parse", f"refs/heads/{branch}-2", cwd=remote) == ws.head_sha
+    assert git("rev-parse", f"refs/heads/{branch}", cwd=remote) == old_tip
+    third = Workspace.clone(f"file://{remote}", tmp_path / "job3", branch=branch)
+    assert third.branch == f"{branch}-3"
+    # Reopened after a crash, the job keeps the name it chose.
+    assert Workspace.resume(tmp_path / "job").branch == f"{branch}-2"
+
+
 def test_clone_at_a_given_ref(tmp_path: Path, seed_repo: Path, remote: Path, branch: str) -> None:
     first = git("rev-parse", "HEAD", cwd=seed_repo)
     (seed_repo / "later.txt").write_text("later\n")
