@@ -22,8 +22,7 @@ def context_main(args: argparse.Namespace) -> int:
     context = RepoContext(args.repo)
     try:
         query = Query(text=f"{snapshot.title}\n\n{snapshot.body}")
-        ranked = context.rank(query)[: args.top]
-        retrieved = context.retrieve(query, args.budget)
+        ranked, retrieved = context.explain(query, args.budget)
     finally:
         context.close()
     report = {
@@ -37,7 +36,7 @@ def context_main(args: argparse.Namespace) -> int:
                 "graph": round(r.graph, 4),
                 "tested": round(r.subject, 4),
             }
-            for r in ranked
+            for r in ranked[: args.top]
         ],
         "budget": args.budget,
         "tokens": retrieved.tokens,

@@ -102,22 +102,27 @@ class RepoContext:
         return redact(text)
 
     def retrieve(self, query: Query, budget_tokens: int) -> Retrieved:
-        ranked, hits, terms = self._rank(query)
-        slices = self._slices(ranked[:SLICED_FILES], hits, terms)
-        count, text = fit(slices, render_slices, budget_tokens)
-        rendered = redact(text)
-        return Retrieved(
-            files=[(str(self.index.paths[r.fid]), round(r.score, 6)) for r in ranked[:RANKED_FILES]],
-            slices=slices[:count],
-            rendered=rendered,
-            tokens=count_tokens(rendered),
-        )
+        return self.explain(query, budget_tokens)[1]
 
     # ---- beyond the protocol -------------------------------------------------------------
 
     def rank(self, query: Query) -> list[Ranked]:
         """Ranked files with each signal's share (for debugging and the benchmark)."""
         return self._rank(query)[0]
+
+    def explain(self, query: Query, budget_tokens: int) -> tuple[list[Ranked], Retrieved]:
+        """What `retrieve` returns, with every ranked file's signals beside it (one ranking for both)."""
+        ranked, hits, terms = self._rank(query)
+        slices = self._slices(ranked[:SLICED_FILES], hits, terms)
+        count, text = fit(slices, render_slices, budget_tokens)
+        rendered = redact(text)
+        retrieved = Retrieved(
+            files=[(str(self.index.paths[r.fid]), round(r.score, 6)) for r in ranked[:RANKED_FILES]],
+            slices=slices[:count],
+            rendered=rendered,
+            tokens=count_tokens(rendered),
+        )
+        return ranked, retrieved
 
     def save(self) -> None:
         if self.index.version != self._saved_version or not self._snapshot.exists():
