@@ -1,4 +1,4 @@
-"""Ranking files for a query: lexical match, direct mentions, graph proximity and the subjects of matching tests, no model call (pure)."""
+"""Ranking files for a query, no model call: words, names, graph proximity, tests' subjects (pure)."""
 
 from __future__ import annotations
 

@@ -30,19 +30,19 @@ def is_test_path(path: str) -> bool:
     )
 
 
-def subject_stems(path: str) -> list[str]:
-    """File names (without extension) a test file's name says it tests."""
+def subject_stem(path: str) -> str | None:
+    """The file name (without extension) a test file's name says it tests, if it says."""
     parts = path.split("/")
     stem = parts[-1].rsplit(".", 1)[0]
     for prefix in ("test_", "tests_"):
         if stem.startswith(prefix):
-            return [stem[len(prefix) :]]
+            return stem[len(prefix) :]
     for suffix in ("_test", "_tests", ".test", ".spec", "Test"):
         if stem.endswith(suffix) and stem != suffix:
-            return [stem[: -len(suffix)]]
+            return stem[: -len(suffix)]
     if stem in ("tests", "test") and len(parts) >= 2 and parts[-2] not in TEST_DIRS:
-        return [parts[-2]]
-    return []
+        return parts[-2]
+    return None
 
 
 def _shared_dirs(a: str, b: str) -> int:
@@ -62,17 +62,19 @@ def subjects(index: Index, tests: list[tuple[int, float]]) -> dict[int, float]:
     scores: dict[int, float] = {}
     for rank, (test, match) in enumerate(tests, 1):
         test_path = str(index.paths[test])
-        for stem in subject_stems(test_path):
-            found = {
-                fid
-                for name in (stem, singular(stem), stem + "s")
-                for fid in by_stem.get(name, [])
-                if not is_test_path(str(index.paths[fid]))
-            }
-            if not found or len(found) > MAX_SUBJECTS:
-                continue
-            nearest = max(_shared_dirs(test_path, str(index.paths[fid])) for fid in found)
-            chosen = [fid for fid in found if _shared_dirs(test_path, str(index.paths[fid])) == nearest]
-            for fid in chosen:
-                scores[fid] = scores.get(fid, 0.0) + match / rank / len(chosen)
+        stem = subject_stem(test_path)
+        if stem is None:
+            continue
+        found = {
+            fid
+            for name in (stem, singular(stem), stem + "s")
+            for fid in by_stem.get(name, [])
+            if not is_test_path(str(index.paths[fid]))
+        }
+        if not found or len(found) > MAX_SUBJECTS:
+            continue
+        nearest = max(_shared_dirs(test_path, str(index.paths[fid])) for fid in found)
+        chosen = [fid for fid in found if _shared_dirs(test_path, str(index.paths[fid])) == nearest]
+        for fid in chosen:
+            scores[fid] = scores.get(fid, 0.0) + match / rank / len(chosen)
     return scores

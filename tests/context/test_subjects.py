@@ -9,26 +9,26 @@ from conftest import make_repo
 
 from bot.context.base import Query
 from bot.context.provider import RepoContext
-from bot.context.subjects import is_test_path, subject_stems
+from bot.context.subjects import is_test_path, subject_stem
 
 
 @pytest.mark.parametrize(
-    ("path", "stems"),
+    ("path", "stem"),
     [
-        ("tests/migrations/test_writer.py", ["writer"]),
-        ("sympy/core/tests/test_numbers.py", ["numbers"]),
-        ("tests/lookup/tests.py", ["lookup"]),
-        ("pkg/store_test.go", ["store"]),
-        ("src/parse.test.ts", ["parse"]),
-        ("web/__tests__/format.spec.js", ["format"]),
-        ("src/test/java/com/shop/CartTest.java", ["Cart"]),
-        ("tests/conftest.py", []),
-        ("tests/tests.py", []),
+        ("tests/migrations/test_writer.py", "writer"),
+        ("sympy/core/tests/test_numbers.py", "numbers"),
+        ("tests/lookup/tests.py", "lookup"),
+        ("pkg/store_test.go", "store"),
+        ("src/parse.test.ts", "parse"),
+        ("web/__tests__/format.spec.js", "format"),
+        ("src/test/java/com/shop/CartTest.java", "Cart"),
+        ("tests/conftest.py", None),
+        ("tests/tests.py", None),
     ],
 )
-def test_a_test_file_names_its_subject(path: str, stems: list[str]) -> None:
+def test_a_test_file_names_its_subject(path: str, stem: str | None) -> None:
     assert is_test_path(path)
-    assert subject_stems(path) == stems
+    assert subject_stem(path) == stem
 
 
 @pytest.mark.parametrize("path", ["django/db/migrations/writer.py", "src/Test.java", "pkg/latest.go", "src/contest.ts"])
