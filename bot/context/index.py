@@ -74,6 +74,7 @@ class Index:
         self._keys: ModuleKeys | None = None
         self._import_in: tuple[int, dict[int, dict[int, float]]] | None = None
         self._basenames: tuple[int, dict[str, list[int]]] | None = None
+        self._stems: tuple[int, dict[str, list[int]]] | None = None
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -111,10 +112,12 @@ class Index:
 
     def by_stem(self) -> dict[str, list[int]]:
         """File name without extension -> files (`deletion` -> django/db/models/deletion.py)."""
-        stems: dict[str, list[int]] = {}
-        for name, fids in self.by_basename().items():
-            stems.setdefault(name.rsplit(".", 1)[0], []).extend(fids)
-        return stems
+        if self._stems is None or self._stems[0] != self.version:
+            stems: dict[str, list[int]] = {}
+            for name, fids in self.by_basename().items():
+                stems.setdefault(name.rsplit(".", 1)[0], []).extend(fids)
+            self._stems = (self.version, stems)
+        return self._stems[1]
 
     def module_keys(self) -> ModuleKeys:
         if self._keys is None:
