@@ -9,6 +9,8 @@ conventions then lead from a test to its subject: `test_writer.py` and `writer.p
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from bot.context.index import Index
 from bot.context.terms import singular
 
@@ -17,6 +19,7 @@ MAX_SUBJECTS = 3
 """A test whose name fits more source files than this points at none of them."""
 
 
+@lru_cache(maxsize=1 << 16)
 def is_test_path(path: str) -> bool:
     parts = path.split("/")
     name = parts[-1]
@@ -73,8 +76,9 @@ def subjects(index: Index, tests: list[tuple[int, float]]) -> dict[int, float]:
         }
         if not found or len(found) > MAX_SUBJECTS:
             continue
-        nearest = max(_shared_dirs(test_path, str(index.paths[fid])) for fid in found)
-        chosen = [fid for fid in found if _shared_dirs(test_path, str(index.paths[fid])) == nearest]
+        shared = {fid: _shared_dirs(test_path, str(index.paths[fid])) for fid in found}
+        nearest = max(shared.values())
+        chosen = [fid for fid, n in shared.items() if n == nearest]
         for fid in chosen:
             scores[fid] = scores.get(fid, 0.0) + match / rank / len(chosen)
     return scores
