@@ -139,7 +139,10 @@ def main() -> int:
         print(json.dumps(result))
         return 0
     if not (args.repo / ".git").is_dir():
-        print(f"{args.repo} is not a git repository; see the preparation steps in this script's docstring", file=sys.stderr)
+        print(
+            f"{args.repo} is not a git repository; see the preparation steps in this script's docstring",
+            file=sys.stderr,
+        )
         return 2
     colds, warms = [], []
     for _ in range(args.runs):
@@ -152,23 +155,57 @@ def main() -> int:
     median = {key: statistics.median(r[key] for r in colds) for key in colds[0]}
     median.update({key: statistics.median(r[key] for r in warms) for key in warms[0]})
     peak = max(median["peak_main_mb"], median["peak_worker_mb"], median["peak_warm_mb"])
-    print(f"repository: {args.repo} ({int(median['files'])} indexed files), {args.runs} runs, medians, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"repository: {args.repo} ({int(median['files'])} indexed files), {args.runs} runs, medians, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
+    )
     rows = [
-        ("cold index", f"{median['cold_s']:.2f} s", f"{ANCHOR['cold_s']} s", f"{ANCHOR['cold_s'] / median['cold_s']:.1f}x faster", f"< {GOAL['cold_s']} s"),
-        ("warm start", f"{median['warm_ms']:.0f} ms", f"{ANCHOR['warm_s']} s", f"{ANCHOR['warm_s'] * 1000 / median['warm_ms']:.0f}x faster", f"< {GOAL['warm_ms']} ms"),
-        ("incremental update (1 file edited)", f"{median['incremental_ms']:.0f} ms", "-", "-", f"< {GOAL['incremental_ms']} ms"),
+        (
+            "cold index",
+            f"{median['cold_s']:.2f} s",
+            f"{ANCHOR['cold_s']} s",
+            f"{ANCHOR['cold_s'] / median['cold_s']:.1f}x faster",
+            f"< {GOAL['cold_s']} s",
+        ),
+        (
+            "warm start",
+            f"{median['warm_ms']:.0f} ms",
+            f"{ANCHOR['warm_s']} s",
+            f"{ANCHOR['warm_s'] * 1000 / median['warm_ms']:.0f}x faster",
+            f"< {GOAL['warm_ms']} ms",
+        ),
+        (
+            "incremental update (1 file edited)",
+            f"{median['incremental_ms']:.0f} ms",
+            "-",
+            "-",
+            f"< {GOAL['incremental_ms']} ms",
+        ),
         ("query: rank", f"{median['rank_ms']:.0f} ms", "-", "-", f"< {GOAL['query_ms']} ms"),
-        ("query: rank + slices + render (8k tokens)", f"{median['query_ms']:.0f} ms", "-", "-", f"< {GOAL['query_ms']} ms"),
+        (
+            "query: rank + slices + render (8k tokens)",
+            f"{median['query_ms']:.0f} ms",
+            "-",
+            "-",
+            f"< {GOAL['query_ms']} ms",
+        ),
         ("repo map (4k tokens, first call)", f"{median['repo_map_ms']:.0f} ms", "-", "-", "-"),
-        ("peak memory (largest process)", f"{peak:.0f} MB", f"{ANCHOR['peak_mb']} MB", f"{ANCHOR['peak_mb'] / peak:.1f}x less", f"< {GOAL['peak_mb']} MB"),
+        (
+            "peak memory (largest process)",
+            f"{peak:.0f} MB",
+            f"{ANCHOR['peak_mb']} MB",
+            f"{ANCHOR['peak_mb'] / peak:.1f}x less",
+            f"< {GOAL['peak_mb']} MB",
+        ),
     ]
     print("| measure | ai-fix | Aider 0.86 | ratio | goal |\n|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    print(f"(cold: CPU {median['cold_cpu_main_s']:.2f} s in the main process and {median['cold_cpu_workers_s']:.2f} s in "
-          f"the parse workers, whatever the load; peak memory main {median['peak_main_mb']:.0f} MB, "
-          f"parse worker {median['peak_worker_mb']:.0f} MB, warm process {median['peak_warm_mb']:.0f} MB)")
+    print(
+        f"(cold: CPU {median['cold_cpu_main_s']:.2f} s in the main process and {median['cold_cpu_workers_s']:.2f} s in "
+        f"the parse workers, whatever the load; peak memory main {median['peak_main_mb']:.0f} MB, "
+        f"parse worker {median['peak_worker_mb']:.0f} MB, warm process {median['peak_warm_mb']:.0f} MB)"
+    )
     return 0
 
 

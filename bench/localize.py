@@ -122,7 +122,11 @@ def evaluate(tasks: list[dict], checkouts: Path, cache: Path) -> dict:
             # One cache per repository: checkouts share most blobs, so each new one parses only what differs.
             contexts = {root: RepoContext(root, cache / task["repo"].replace("/", "+"))}
         context = contexts[root]
-        ranked = [r for r in context.rank(Query(text=task["problem_statement"])) if not is_test_path(str(context.index.paths[r.fid]))]
+        ranked = [
+            r
+            for r in context.rank(Query(text=task["problem_statement"]))
+            if not is_test_path(str(context.index.paths[r.fid]))
+        ]
         ours = [str(context.index.paths[r.fid]) for r in ranked]
         theirs = baseline.rank(root, task["problem_statement"])
         gold = task["patch_files"]
@@ -134,7 +138,10 @@ def evaluate(tasks: list[dict], checkouts: Path, cache: Path) -> dict:
             "gold_present": all((root / g).is_file() for g in gold),
             "gold": gold,
             # Each signal of the best candidates, to study the ranking without re-running it.
-            "signals": {str(context.index.paths[r.fid]): (r.lexical, r.direct, r.graph, r.certain, r.subject) for r in ranked[:300]},
+            "signals": {
+                str(context.index.paths[r.fid]): (r.lexical, r.direct, r.graph, r.certain, r.subject)
+                for r in ranked[:300]
+            },
         }
         if n % 10 == 0:
             print(f"  {n}/{len(tasks)} tasks, {time.perf_counter() - began:.0f} s", file=sys.stderr)

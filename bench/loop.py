@@ -79,7 +79,8 @@ def main() -> None:
             ms = (step["duration_s"] - step["model_s"] - step["checks_s"]) * 1000
             orchestration_ms.append(ms)
             if any(
-                a["tool"] in ("str_replace_based_edit_tool", "run_checks", "finish") and a["input"].get("command") != "view"
+                a["tool"] in ("str_replace_based_edit_tool", "run_checks", "finish")
+                and a["input"].get("command") != "view"
                 for a in step["actions"]
             ):
                 changing_ms.append(ms)

@@ -78,7 +78,12 @@ def measure(command: str, runs: int, workspace: Path) -> list[tuple[str, float]]
         rows.append(("podman warm (job container up)", median_ms(lambda: warm.exec(command, timeout=30), runs)))
         container = warm.container  # type: ignore[attr-defined]
         plain = [*engine_command("podman"), "exec", container, "sh", "-c", command]
-        rows.append(("podman exec per command", median_ms(lambda: subprocess.run(plain, env=engine_env("podman"), check=True), max(runs // 3, 5))))
+        rows.append(
+            (
+                "podman exec per command",
+                median_ms(lambda: subprocess.run(plain, env=engine_env("podman"), check=True), max(runs // 3, 5)),
+            )
+        )
         warm.close()
 
         def cold() -> None:

@@ -92,7 +92,9 @@ async def _connection(host: str, port: int, queue: list[bytes], latencies: list[
         writer.close()
 
 
-async def run_load(host: str, port: int, requests: list[bytes], concurrency: int) -> tuple[list[float], list[int], float]:
+async def run_load(
+    host: str, port: int, requests: list[bytes], concurrency: int
+) -> tuple[list[float], list[int], float]:
     queue = list(reversed(requests))
     latencies: list[float] = []
     statuses: list[int] = []
@@ -135,7 +137,9 @@ def wait_for_port(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[
 
 def start_server(db: Path, port: int, synchronous: str) -> subprocess.Popen[bytes]:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
     env = {
         **os.environ,
         "AIFIX_APP_ID": "1",
@@ -145,12 +149,15 @@ def start_server(db: Path, port: int, synchronous: str) -> subprocess.Popen[byte
         "AIFIX_WORKERS": "0",
         "AIFIX_GITHUB_API_URL": "http://127.0.0.1:9/",
     }
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "ai-fix"), "serve", "--port", str(port)], env=env,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "ai-fix"), "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
+    )
     return wait_for_port(proc, port)
 
 
-def measure(server: subprocess.Popen[bytes], port: int, args: argparse.Namespace) -> tuple[list[float], list[int], float, tuple[float, float], int, int]:
+def measure(
+    server: subprocess.Popen[bytes], port: int, args: argparse.Namespace
+) -> tuple[list[float], list[int], float, tuple[float, float], int, int]:
     """Warm up, then time the N deliveries: (latencies, statuses, wall s, (server, client) CPU s, distinct, body size).
 
     The client runs on uvloop: on asyncio's own loop it spent about twice the CPU (45-60 us a delivery)
@@ -179,9 +186,11 @@ def processing_tail(db: Path, pid: int, timeout: float = 60.0) -> tuple[float, f
 
 def report(name: str, n: int, latencies: list[float], wall: float, cpu: tuple[float, float]) -> None:
     ms = [x * 1000 for x in latencies]
-    print(f"{name}: ack latency ms p50 {percentile(ms, 50):.1f}  p90 {percentile(ms, 90):.1f}  p99 {percentile(ms, 99):.1f}  "
-          f"max {max(ms):.1f}; {n / wall:,.0f} deliveries/s; CPU per delivery: server {cpu[0] / n * 1e6:.0f} us, "
-          f"client {cpu[1] / n * 1e6:.0f} us")
+    print(
+        f"{name}: ack latency ms p50 {percentile(ms, 50):.1f}  p90 {percentile(ms, 90):.1f}  p99 {percentile(ms, 99):.1f}  "
+        f"max {max(ms):.1f}; {n / wall:,.0f} deliveries/s; CPU per delivery: server {cpu[0] / n * 1e6:.0f} us, "
+        f"client {cpu[1] / n * 1e6:.0f} us"
+    )
 
 
 def server_cpu(pid: int) -> float:
@@ -212,13 +221,22 @@ def main() -> int:
     parser.add_argument("-c", type=int, default=50, help="concurrent keep-alive connections (default 50)")
     parser.add_argument("--redeliver", type=float, default=0.05, help="share of deliveries that repeat an earlier id")
     parser.add_argument("--warmup", type=int, default=200, help="deliveries sent first and not measured")
-    parser.add_argument("--synchronous", choices=["full", "normal"], default="full",
-                        help="full: every commit fsynced before its 202 (default); normal: committed to the WAL")
-    parser.add_argument("--baseline", action="store_true",
-                        help="also run the load against the same server stack answering 202 and storing nothing")
+    parser.add_argument(
+        "--synchronous",
+        choices=["full", "normal"],
+        default="full",
+        help="full: every commit fsynced before its 202 (default); normal: committed to the WAL",
+    )
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also run the load against the same server stack answering 202 and storing nothing",
+    )
     args = parser.parse_args()
 
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs{io_pressure()}; N={args.n}, concurrency {args.c}, keep-alive")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs{io_pressure()}; N={args.n}, concurrency {args.c}, keep-alive"
+    )
     if args.baseline:
         port = free_port()
         baseline = wait_for_port(subprocess.Popen([sys.executable, "-c", BASELINE, str(port)]), port)
@@ -243,12 +261,16 @@ def main() -> int:
             stored = conn.execute("SELECT COUNT(*) FROM deliveries WHERE event = 'issues'").fetchone()[0]
 
     report(f"ai-fix serve (SQLite WAL, synchronous={args.synchronous})", args.n, latencies, wall, cpu)
-    print(f"processing tail: every stored delivery processed (its job made) {tail * 1000:.0f} ms after the last answer; "
-          f"server CPU per delivery including it {(cpu[0] + tail_cpu) / args.n * 1e6:.0f} us")
+    print(
+        f"processing tail: every stored delivery processed (its job made) {tail * 1000:.0f} ms after the last answer; "
+        f"server CPU per delivery including it {(cpu[0] + tail_cpu) / args.n * 1e6:.0f} us"
+    )
     codes = {code: statuses.count(code) for code in sorted(set(statuses))}
     ok = jobs == distinct and stored == distinct and set(codes) <= {200, 202}
-    print(f"deliveries: {args.n} of {size} bytes ({distinct} distinct, {args.n - distinct} redeliveries); answers {codes}; "
-          f"stored {stored} deliveries and {jobs} jobs, expected {distinct} of each: {'OK' if ok else 'MISMATCH'}")
+    print(
+        f"deliveries: {args.n} of {size} bytes ({distinct} distinct, {args.n - distinct} redeliveries); answers {codes}; "
+        f"stored {stored} deliveries and {jobs} jobs, expected {distinct} of each: {'OK' if ok else 'MISMATCH'}"
+    )
     return 0 if ok else 1
 
 

@@ -74,7 +74,11 @@ class Settings(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every secret this process holds, for redaction of outgoing text."""
-        values = [s.get_secret_value() for s in (self.webhook_secret, self.admin_token, self.anthropic_api_key, self.private_key) if s]
+        values = [
+            s.get_secret_value()
+            for s in (self.webhook_secret, self.admin_token, self.anthropic_api_key, self.private_key)
+            if s
+        ]
         if self.private_key is None and self.private_key_path is not None and self.private_key_path.is_file():
             values.append(self.private_key_path.read_text())
         return [v for v in values if v]

@@ -91,7 +91,9 @@ def serve_fake_api(scripted: ScriptedModel) -> Iterator[tuple[FakeMessagesAPI, s
         yield fake, url
 
 
-def anthropic_model(base_url: str, *, api_key: str = "sk-ant-test-key-not-real-000000", **kwargs: Any) -> AnthropicModel:
+def anthropic_model(
+    base_url: str, *, api_key: str = "sk-ant-test-key-not-real-000000", **kwargs: Any
+) -> AnthropicModel:
     """The real backend on the real SDK, aimed at the fake, with instant back-off for tests."""
     kwargs.setdefault("sleep", lambda _s: None)
     return AnthropicModel.from_settings(api_key, base_url, timeout_s=20.0, **kwargs)

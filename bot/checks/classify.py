@@ -18,7 +18,9 @@ _EAGAIN = re.compile(r"BlockingIOError: \[Errno 11\]")
 _SPAWNING = re.compile(r"fork|spawn|Popen|posix_spawn|start_new_thread")
 """EAGAIN is a process limit only in a traceback that was creating a process (sockets raise it too)."""
 SPAWN_WINDOW = 2000
-_MEMORY_LIMIT = re.compile(r"^(?:E\s+)?MemoryError\b|Cannot allocate memory|std::bad_alloc|JavaScript heap out of memory", re.M)
+_MEMORY_LIMIT = re.compile(
+    r"^(?:E\s+)?MemoryError\b|Cannot allocate memory|std::bad_alloc|JavaScript heap out of memory", re.M
+)
 
 _COMMAND_NOT_FOUND = (
     # dash: "sh: 1: tool: not found"; bash: "bash: line 1: tool: command not found"; zsh/busybox alike.
@@ -49,7 +51,9 @@ def classify(
     if result.exit_code == 0:
         return "pass", ""
     out = result.output
-    if _PROCESS_LIMIT.search(out) or any(_SPAWNING.search(out, max(0, m.start() - SPAWN_WINDOW), m.start()) for m in _EAGAIN.finditer(out)):
+    if _PROCESS_LIMIT.search(out) or any(
+        _SPAWNING.search(out, max(0, m.start() - SPAWN_WINDOW), m.start()) for m in _EAGAIN.finditer(out)
+    ):
         return "killed", f"hit the sandbox's process limit ({limits.pids} processes)"
     if _MEMORY_LIMIT.search(out):
         return "killed", f"hit the sandbox's memory limit ({limits.memory_mb} MiB)"
@@ -70,7 +74,9 @@ def environment_error(output: str, *, local_modules: Collection[str] = ()) -> st
     for pattern in _COMMAND_NOT_FOUND:
         m = pattern.search(output)
         if m:
-            return f"command not found: {m.group('what').strip()}; install it in the sandbox image or add a setup command"
+            return (
+                f"command not found: {m.group('what').strip()}; install it in the sandbox image or add a setup command"
+            )
     for m in _MISSING_MODULE.finditer(output):
         top = m.group("what").split(".")[0]
         if top not in local_modules:

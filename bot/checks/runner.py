@@ -51,11 +51,18 @@ def run_checks(
         check = by_name.get(name)
         if check is None:
             results.append(
-                CheckResult(name=name, command="", status="not_run", reason=f"no check named {name!r}; the contract has: {', '.join(by_name) or 'none'}")
+                CheckResult(
+                    name=name,
+                    command="",
+                    status="not_run",
+                    reason=f"no check named {name!r}; the contract has: {', '.join(by_name) or 'none'}",
+                )
             )
             continue
         results.append(
-            run_check(sandbox, check, secrets=secrets, changed_files=changed_files, local_modules=local, output_cap=output_cap)
+            run_check(
+                sandbox, check, secrets=secrets, changed_files=changed_files, local_modules=local, output_cap=output_cap
+            )
         )
     return CheckRun(commit=commit, results=results)
 
@@ -75,10 +82,15 @@ def run_baseline(
     for i, result in enumerate(run.results):
         if result.status not in RERUN_STATUSES:
             continue
-        again = run_checks(sandbox, [by_name[result.name]], commit=commit, secrets=secrets, output_cap=output_cap).results[0]
+        again = run_checks(
+            sandbox, [by_name[result.name]], commit=commit, secrets=secrets, output_cap=output_cap
+        ).results[0]
         if again.status != result.status or again.signature != result.signature:
             run.results[i] = result.model_copy(
-                update={"status": "flaky", "reason": f"{result.status} then {again.status} on a re-run at the base commit"}
+                update={
+                    "status": "flaky",
+                    "reason": f"{result.status} then {again.status} on a re-run at the base commit",
+                }
             )
     return run
 
@@ -114,12 +126,16 @@ def run_check(
         dropped_bytes=result.dropped_bytes,
         tests=tests,
         signature=failure_signature(status, tests, output, workdir=sandbox.workdir) if failed else None,
-        summary=summarize(status, reason, output, tests, workdir=sandbox.workdir, changed_files=changed_files, secrets=secrets),
+        summary=summarize(
+            status, reason, output, tests, workdir=sandbox.workdir, changed_files=changed_files, secrets=secrets
+        ),
         reason=reason,
     )
 
 
-def run_setup(sandbox: Sandbox, commands: Sequence[str], config: SandboxConfig, *, timeout: float = SETUP_TIMEOUT) -> list[ExecResult]:
+def run_setup(
+    sandbox: Sandbox, commands: Sequence[str], config: SandboxConfig, *, timeout: float = SETUP_TIMEOUT
+) -> list[ExecResult]:
     """The contract's setup commands in order, with network only when `network: setup`; stops at the first failure."""
     results: list[ExecResult] = []
     for command in commands:

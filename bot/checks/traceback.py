@@ -11,7 +11,9 @@ _FRAME_PATTERNS = (
     # CPython: File "/workspace/calc.py", line 3, in add
     re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<func>[^\s]+)'),
     # pytest: tests/test_calc.py:6: in test_add   /   calc.py:6: ZeroDivisionError
-    re.compile(r"^(?P<path>[^\s:\"'][^:\n]*\.py):(?P<line>\d+):(?: in (?P<func>\S+)| (?P<exc>[A-Za-z_][\w.]*))?\s*$", re.M),
+    re.compile(
+        r"^(?P<path>[^\s:\"'][^:\n]*\.py):(?P<line>\d+):(?: in (?P<func>\S+)| (?P<exc>[A-Za-z_][\w.]*))?\s*$", re.M
+    ),
     # node: at add (/workspace/calc.js:3:11)   /   at /workspace/calc.js:3:11
     re.compile(r"^\s+at (?:(?P<func>[^\s(]+) \()?(?P<path>[^\s()]+\.[cm]?[jt]sx?):(?P<line>\d+):\d+\)?\s*$", re.M),
 )
@@ -21,7 +23,16 @@ _ERROR_TYPE = re.compile(
     re.M,
 )
 
-_NOT_PROJECT = ("site-packages/", "dist-packages/", "node_modules/", ".venv/", "venv/", "<frozen", "<string>", "importlib/")
+_NOT_PROJECT = (
+    "site-packages/",
+    "dist-packages/",
+    "node_modules/",
+    ".venv/",
+    "venv/",
+    "<frozen",
+    "<string>",
+    "importlib/",
+)
 
 _VOLATILE = (
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),

@@ -174,9 +174,7 @@ class Index:
     def update_stat(self, fid: int, stat: StatKey) -> None:
         self.stats[fid] = stat
 
-    def _add(
-        self, path: str, blob: str, stat: StatKey, grammar: str | None, tags: FileTags, defined: Defined
-    ) -> int:
+    def _add(self, path: str, blob: str, stat: StatKey, grammar: str | None, tags: FileTags, defined: Defined) -> int:
         fid = self.ids.get(path)
         if fid is None:
             fid = len(self.paths)
@@ -190,7 +188,9 @@ class Index:
             self.ids[path] = fid
         self.live_count += 1
         self.paths[fid], self.blobs[fid], self.stats[fid], self.grammars[fid] = path, blob, stat, grammar
-        self.definitions[fid] = marshal.dumps(tuple((d.name, d.kind, d.start_line, d.end_line) for d in tags.definitions))
+        self.definitions[fid] = marshal.dumps(
+            tuple((d.name, d.kind, d.start_line, d.end_line) for d in tags.definitions)
+        )
         self.imports[fid] = tags.imports
         terms = self._file_terms(path, tags)
         self.postings.set_column(fid, terms.items())

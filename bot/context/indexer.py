@@ -74,9 +74,7 @@ def parse_many(items: list[tuple[bytes, str]]) -> Iterator[FileTags]:
             yield FileTags.from_tuple(data)
 
 
-def sync(
-    index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = parse_many
-) -> tuple[Index, SyncReport]:
+def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = parse_many) -> tuple[Index, SyncReport]:
     """Re-index what changed since the index was last synced: the index (a new one if the old could
     not be updated) and what was done."""
     report = SyncReport()

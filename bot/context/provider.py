@@ -73,7 +73,9 @@ class RepoContext:
             raise AiFixError(f"{self.root} is not a directory; pass the path of a repository checkout")
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(self.root)
         self._version = cache_version()
-        self._store = TagStore(Path(tag_cache) if tag_cache is not None else self.cache_dir / "tags.sqlite", self._version)
+        self._store = TagStore(
+            Path(tag_cache) if tag_cache is not None else self.cache_dir / "tags.sqlite", self._version
+        )
         self._parse = parse
         self._snapshot = self.cache_dir / "index.marshal"
         self.index, listing = load_snapshot(self._snapshot, self._version) or (Index(), None)

@@ -181,7 +181,9 @@ def rank_files(index: Index, terms: dict[str, int], hits: dict[int, FileHits]) -
         if index.paths[fid] is not None
     }
     best = max(first.values(), default=0.0) or 1.0
-    tests = sorted((fid for fid in first if is_test_path(str(index.paths[fid]))), key=lambda fid: (-first[fid], index.paths[fid]))
+    tests = sorted(
+        (fid for fid in first if is_test_path(str(index.paths[fid]))), key=lambda fid: (-first[fid], index.paths[fid])
+    )
     tested = subjects(index, [(fid, first[fid] / best) for fid in tests[:SUBJECT_TESTS]])
     ranked = [
         Ranked(

@@ -29,9 +29,7 @@ class RepoFiles:
         self._watched: dict[str, int] = listing_state[1] if listing_state else {}
 
     def _git(self, *args: str) -> str:
-        done = subprocess.run(
-            ["git", "-C", str(self.root), *args], capture_output=True, text=True, check=False
-        )
+        done = subprocess.run(["git", "-C", str(self.root), *args], capture_output=True, text=True, check=False)
         return done.stdout if done.returncode == 0 else ""
 
     def paths(self) -> list[str]:

@@ -111,7 +111,9 @@ class _Builder:
             text = self.files.read_text(path)
             if text is not None:
                 text = sanitize(text).text
-                found[path] = text if len(text) <= MAX_CONVENTION_CHARS else text[:MAX_CONVENTION_CHARS] + "\n[truncated]"
+                found[path] = (
+                    text if len(text) <= MAX_CONVENTION_CHARS else text[:MAX_CONVENTION_CHARS] + "\n[truncated]"
+                )
         if found:
             self.sources["conventions"] = f"{', '.join(found)} ({self.files.source})"
         return Conventions(files=found)

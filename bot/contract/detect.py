@@ -122,4 +122,3 @@ def detect_checks(files: RepoFiles) -> list[Check]:
     if not any(c.name in ("pytest", "tox", "nox", "npm-test", "go-test", "cargo-test") for c in checks):
         checks = _make(root) + checks
     return checks
-

@@ -31,9 +31,11 @@ def narrow_scope(current: Scope, allow: list[str], deny: list[str], source: str)
     if allow:
         new_allow = []
         for wanted in allow:
-            kept = [wanted] if any(glob_within(wanted, have) for have in current.allow) else [
-                have for have in current.allow if glob_within(have, wanted)
-            ]
+            kept = (
+                [wanted]
+                if any(glob_within(wanted, have) for have in current.allow)
+                else [have for have in current.allow if glob_within(have, wanted)]
+            )
             if not kept:
                 allowed = ", ".join(f"`{g}`" for g in current.allow) or "nothing"
                 notes.append(f"{source}: scope `{wanted}` is outside the allowed scope ({allowed}); ignored")
@@ -73,7 +75,9 @@ def narrow_budget(current: Budget, requested: dict[str, str], source: str) -> tu
         if value < 0:
             notes.append(f"{source}: budget `{key}: {raw}` is negative; ignored")
         elif value > have:
-            notes.append(f"{source}: budget `{key}: {raw}` would raise the limit of {have}; only lowering is allowed; ignored")
+            notes.append(
+                f"{source}: budget `{key}: {raw}` would raise the limit of {have}; only lowering is allowed; ignored"
+            )
         else:
             update[key] = value
     return current.model_copy(update=update), notes

@@ -43,7 +43,11 @@ def render_contract_comment(contract: TaskContract) -> str:
     out = [MARKER, "### ai-fix: what I am going to do", "", "**Goal**", "", inert_quote(c.goal), ""]
     out += ["**Acceptance criteria**", ""]
     out += [f"- [ ] {inert_line(a.text)} _({a.origin})_" for a in c.acceptance_criteria] or ["- (none)"]
-    for title, items in (("Non-goals", c.non_goals), ("Constraints", c.constraints), ("Feedback for this round", c.feedback)):
+    for title, items in (
+        ("Non-goals", c.non_goals),
+        ("Constraints", c.constraints),
+        ("Feedback for this round", c.feedback),
+    ):
         if items:
             out += ["", f"**{title}**", "", _bullets(items)]
     out += [
@@ -65,7 +69,12 @@ def render_contract_comment(contract: TaskContract) -> str:
         f"{b.max_files_changed} files and {b.max_lines_changed} lines changed.",
     ]
     if c.provenance.ignored:
-        out += ["", "**Not applied** (an issue may narrow the configuration, never widen it)", "", _bullets(c.provenance.ignored)]
+        out += [
+            "",
+            "**Not applied** (an issue may narrow the configuration, never widen it)",
+            "",
+            _bullets(c.provenance.ignored),
+        ]
     if c.provenance.untrusted:
         n = len(c.provenance.untrusted)
         out += ["", f"**Untrusted text**: {n} comment{'s' if n != 1 else ''} by people without write access "

@@ -98,5 +98,7 @@ class ContractStage:
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
         decision = self.prepare(snapshot, ctx)
         return decision.outcome() or JobOutcome(
-            status="done", reason="contract posted; no execution stage is configured", data={"comment": decision.comment_url}
+            status="done",
+            reason="contract posted; no execution stage is configured",
+            data={"comment": decision.comment_url},
         )

@@ -68,23 +68,31 @@ class GitHubOutput:
         try:
             held = list(self._secrets())
         except Exception as exc:  # not knowing the secrets means not knowing what to remove: post nothing
-            raise RedactionError(f"the secrets to redact could not be read ({type(exc).__name__}); nothing was posted") from exc
+            raise RedactionError(
+                f"the secrets to redact could not be read ({type(exc).__name__}); nothing was posted"
+            ) from exc
         return safe_outgoing(text, held)
 
     # Pull request -------------------------------------------------------------------------------
 
     def find_pr(self, issue_number: int, branch: str) -> PullRef | None:
         """The one PR for this issue: its branch and marker, open first; a closed one is not reused."""
-        exact = self._json(lambda: self.gh.rest.pulls.list(self.owner, self.name, head=f"{self.owner}:{branch}", state="open"))
+        exact = self._json(
+            lambda: self.gh.rest.pulls.list(self.owner, self.name, head=f"{self.owner}:{branch}", state="open")
+        )
         for data in exact:
             if find_marker(data.get("body"), PR_KIND) == issue_number:
                 return _pull(data)
         # The title (and so the branch slug) may have changed since the PR was opened.
         prefix = f"ai-fix/{issue_number}-"
         for page in range(1, 11):
-            pulls = self._json(lambda page=page: self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page))  # type: ignore[misc]
+            pulls = self._json(
+                lambda page=page: self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page)
+            )  # type: ignore[misc]
             for data in pulls:
-                if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(data.get("body"), PR_KIND) == issue_number:
+                if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(
+                    data.get("body"), PR_KIND
+                ) == issue_number:
                     return _pull(data)
             if len(pulls) < 100:
                 break
@@ -93,14 +101,18 @@ class GitHubOutput:
     def get_pr(self, number: int) -> PullRef:
         return _pull(self.client.get_pull(number))
 
-    def upsert_pr(self, *, issue_number: int, branch: str, base: str, title: str, body: str, existing: PullRef | None) -> PullRef:
+    def upsert_pr(
+        self, *, issue_number: int, branch: str, base: str, title: str, body: str, existing: PullRef | None
+    ) -> PullRef:
         """Open a draft PR, or update the body of the existing one; "already exists" means find and update it."""
         title, body = self._safe(title), self._safe(body)
         pr = existing or self.find_pr(issue_number, branch)
         if pr is None:
             try:
                 with calling(handled=(422,)):
-                    data = self.gh.rest.pulls.create(self.owner, self.name, title=title, head=branch, base=base, body=body, draft=True).json()
+                    data = self.gh.rest.pulls.create(
+                        self.owner, self.name, title=title, head=branch, base=base, body=body, draft=True
+                    ).json()
                 return _pull(data)
             except Refused as exc:
                 if "already exists" not in exc.message:
@@ -157,16 +169,24 @@ class GitHubOutput:
         fields: dict[str, Any] = {"status": "completed", "conclusion": output.conclusion, "output": payload}
         if details_url:
             fields["details_url"] = details_url
-        existing = self._json(lambda: self.gh.rest.checks.list_for_ref(self.owner, self.name, head_sha, check_name=CHECK_NAME))
+        existing = self._json(
+            lambda: self.gh.rest.checks.list_for_ref(self.owner, self.name, head_sha, check_name=CHECK_NAME)
+        )
         runs = existing.get("check_runs", [])
         if runs:
             run_id = int(runs[0]["id"])
             self._json(lambda: self.gh.rest.checks.update(self.owner, self.name, run_id, **fields))
         else:
-            created = self._json(lambda: self.gh.rest.checks.create(self.owner, self.name, name=CHECK_NAME, head_sha=head_sha, **fields))
+            created = self._json(
+                lambda: self.gh.rest.checks.create(self.owner, self.name, name=CHECK_NAME, head_sha=head_sha, **fields)
+            )
             run_id = int(created["id"])
         for batch in batches[1:]:
-            more = {"title": payload["title"], "summary": payload["summary"], "annotations": [self._safe_annotation(a) for a in batch]}
+            more = {
+                "title": payload["title"],
+                "summary": payload["summary"],
+                "annotations": [self._safe_annotation(a) for a in batch],
+            }
             self._json(lambda more=more: self.gh.rest.checks.update(self.owner, self.name, run_id, output=more))  # type: ignore[misc]
         return run_id
 
@@ -192,6 +212,10 @@ class GitHubOutput:
         if any(c.get("in_reply_to_id") == comment_id and tag in (c.get("body") or "") for c in comments):
             return False
         text = self._safe(f"{tag}\n{body}")
-        self._json(lambda: self.gh.rest.pulls.create_reply_for_review_comment(self.owner, self.name, pr.number, comment_id, body=text))
+        self._json(
+            lambda: self.gh.rest.pulls.create_reply_for_review_comment(
+                self.owner, self.name, pr.number, comment_id, body=text
+            )
+        )
         comments.append({"in_reply_to_id": comment_id, "body": text})
         return True

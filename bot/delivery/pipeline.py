@@ -47,8 +47,17 @@ from bot.workspace.git import Workspace
 
 log = logging.getLogger(__name__)
 
-STATUS: dict[Outcome, Literal["done", "handed_off", "failed", "needs_clarification"]] = {"accepted": "done", "handed_off": "handed_off", "failed": "failed", "needs_clarification": "needs_clarification"}
-PHASE_LINES: dict[str, Phase] = {"phase: baseline checks": "baseline", "phase: steps": "round", "phase: final checks": "checks"}
+STATUS: dict[Outcome, Literal["done", "handed_off", "failed", "needs_clarification"]] = {
+    "accepted": "done",
+    "handed_off": "handed_off",
+    "failed": "failed",
+    "needs_clarification": "needs_clarification",
+}
+PHASE_LINES: dict[str, Phase] = {
+    "phase: baseline checks": "baseline",
+    "phase: steps": "round",
+    "phase: final checks": "checks",
+}
 """Loop progress lines that move the progress comment to the next phase."""
 
 
@@ -84,7 +93,8 @@ def rounds_feedback(rounds: list[RoundRecord], snapshot: Snapshot) -> list[str]:
     """What the model is told about earlier rounds and where review comments point, besides the contract's feedback."""
     lines = [
         f"Earlier round {r.n} ({r.kind}) ended {r.outcome}: {r.reason} ({r.files} files, +{r.added} -{r.removed}"
-        + (f", head {r.head_sha[:7]}" if r.head_sha else "") + ")"
+        + (f", head {r.head_sha[:7]}" if r.head_sha else "")
+        + ")"
         for r in rounds
     ]
     for rc in snapshot.review_comments:
@@ -154,7 +164,9 @@ class Attempt:
             decision = self.p.stage.prepare(self.snapshot, self.ctx)
             if decision.contract is None or decision.status != "ready":
                 outcome = decision.outcome() or JobOutcome(status="failed", reason="no contract")
-                self.finish_progress("needs_clarification" if decision.status == "needs_clarification" else "failed", outcome.reason)
+                self.finish_progress(
+                    "needs_clarification" if decision.status == "needs_clarification" else "failed", outcome.reason
+                )
                 return outcome
             contract = decision.contract.model_copy(
                 update={"feedback": [*decision.contract.feedback, *rounds_feedback(self.rounds, self.snapshot)]}
@@ -180,7 +192,9 @@ class Attempt:
         self.post_progress()
 
     def post_progress(self) -> None:
-        self.state.comment_id = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
+        self.state.comment_id = self.out.upsert_progress(
+            self.issue, render_progress(self.progress), self.state.comment_id
+        )
 
     # ---- workspace and loop ---------------------------------------------------------------
 
@@ -188,7 +202,11 @@ class Attempt:
         """Resume this job's directory, continue the PR's branch, or start a new branch from the default one."""
         if self.state.job_dir and Path(self.state.job_dir, "workspace.json").is_file():
             return Workspace.resume(self.state.job_dir)
-        root = self.settings.work_dir / "jobs" / f"{self.snapshot.repo.replace('/', '--')}-{self.issue}-{self.ctx.job_id}-{self.ctx.attempt}"
+        root = (
+            self.settings.work_dir
+            / "jobs"
+            / f"{self.snapshot.repo.replace('/', '--')}-{self.issue}-{self.ctx.job_id}-{self.ctx.attempt}"
+        )
         shutil.rmtree(root, ignore_errors=True)
         token = self.ctx.github.token.get_secret_value()
         url = self.snapshot.clone_url
@@ -218,11 +236,19 @@ class Attempt:
                 self.save()  # raises JobInterrupted after /agent stop or on shutdown
 
         try:
-            sandbox = open_sandbox(self.settings.sandbox, ws.path, contract.sandbox, ro_paths=self.settings.sandbox_ro_paths)
+            sandbox = open_sandbox(
+                self.settings.sandbox, ws.path, contract.sandbox, ro_paths=self.settings.sandbox_ro_paths
+            )
             try:
                 result = run_task(
-                    contract, ws, self.p.model(self.settings), checks=SandboxChecks(sandbox, contract, self.secrets()),
-                    choice=route(contract, self.settings, None), secrets=self.secrets(), trace_path=trace, progress=progress,
+                    contract,
+                    ws,
+                    self.p.model(self.settings),
+                    checks=SandboxChecks(sandbox, contract, self.secrets()),
+                    choice=route(contract, self.settings, None),
+                    secrets=self.secrets(),
+                    trace_path=trace,
+                    progress=progress,
                     tag_cache=repo_tag_cache(self.settings.work_dir, self.snapshot.repo),
                 )
             finally:
@@ -248,7 +274,9 @@ class Attempt:
             try:
                 # Edits made since the loop's last checkpoint are kept too, if the patch gate allows them.
                 message = safe_outgoing(f"ai-fix: work in progress ({reason})", self.secrets())
-                ws.checkpoint(message, gate=PatchGate(ws.path, contract.scope, contract.budget, base_reader=ws.read_base))
+                ws.checkpoint(
+                    message, gate=PatchGate(ws.path, contract.scope, contract.budget, base_reader=ws.read_base)
+                )
             except PolicyViolation:
                 ws.rollback()
             if ws.head_sha == ws.base_sha and self.pr is None:
@@ -265,7 +293,9 @@ class Attempt:
                 head_sha=ws.head_sha,
                 diff=stats,
                 handoff=Handoff(
-                    done=[f"changed {', '.join(f.path for f in stats.files) or 'nothing'} up to the last checkpoint {ws.head_sha[:7]}"],
+                    done=[
+                        f"changed {', '.join(f.path for f in stats.files) or 'nothing'} up to the last checkpoint {ws.head_sha[:7]}"
+                    ],
                     not_done=["the contract checks were not verified after the last checkpoint"],
                     next_steps=["comment `/agent retry` on this PR to continue from the pushed branch"],
                 ),
@@ -300,8 +330,12 @@ class Attempt:
         self.progress.current = "pull_request"
         body = render_pr_body(result, issue_number=self.issue, rounds=self.rounds, kind=self.snapshot.kind)
         self.pr = self.out.upsert_pr(
-            issue_number=self.issue, branch=result.branch, base=self.snapshot.default_branch,
-            title=f"ai-fix: {self.snapshot.title}", body=body, existing=self.pr,
+            issue_number=self.issue,
+            branch=result.branch,
+            base=self.snapshot.default_branch,
+            title=f"ai-fix: {self.snapshot.title}",
+            body=body,
+            existing=self.pr,
         )
         self.state.pr_number = self.pr.number
         self.progress.pr_url = self.pr.html_url
@@ -310,7 +344,9 @@ class Attempt:
         self.pr = self.out.set_ready(self.pr, ready_for_review(result))
         self.out.set_handoff_label(self.pr, on=not result.accepted)
         if result.head_sha:
-            self.out.publish_check_run(result.head_sha, render_check_run(result, pr_url=self.pr.html_url), details_url=self.pr.html_url)
+            self.out.publish_check_run(
+                result.head_sha, render_check_run(result, pr_url=self.pr.html_url), details_url=self.pr.html_url
+            )
         for comment in self.snapshot.review_comments:
             if comment.id in self.state.replied:
                 continue

@@ -22,7 +22,9 @@ def render_progress(progress: Progress) -> str:
     current = PHASES.index(progress.current) if progress.current else len(PHASES)
     lines = [marker(PROGRESS_KIND, progress.issue_number), "### ai-fix progress", ""]
     for r in progress.rounds:
-        lines.append(f"- [x] Round {r.n} ({KIND_WORDS[r.kind]}): {r.outcome}" + (f" at {r.head_sha[:7]}" if r.head_sha else ""))
+        lines.append(
+            f"- [x] Round {r.n} ({KIND_WORDS[r.kind]}): {r.outcome}" + (f" at {r.head_sha[:7]}" if r.head_sha else "")
+        )
     for i, phase in enumerate(PHASES):
         words = PHASE_WORDS[phase]
         if phase == "round":

@@ -75,8 +75,16 @@ def total_cost(result: RunResult, rounds: Sequence[RoundRecord]) -> Cost:
 def record_round(result: RunResult, *, n: int, kind: JobKind) -> RoundRecord:
     """What later rounds and the PR body keep of a finished round."""
     return RoundRecord(
-        n=n, kind=kind, outcome=result.outcome, reason=result.reason, head_sha=result.head_sha, steps=result.steps,
-        files=len(result.diff.files), added=result.diff.added, removed=result.diff.removed, cost=result.cost,
+        n=n,
+        kind=kind,
+        outcome=result.outcome,
+        reason=result.reason,
+        head_sha=result.head_sha,
+        steps=result.steps,
+        files=len(result.diff.files),
+        added=result.diff.added,
+        removed=result.diff.removed,
+        cost=result.cost,
     )
 
 
@@ -95,7 +103,12 @@ def render_pr_body(
     """
     while True:
         history = rounds_record([*rounds, record_round(result, n=len(rounds) + 1, kind=kind)])
-        body = "\n\n".join([marker(PR_KIND, issue_number or 0), history, *_sections(result, issue_number, rounds, log_chars)]) + "\n"
+        body = (
+            "\n\n".join(
+                [marker(PR_KIND, issue_number or 0), history, *_sections(result, issue_number, rounds, log_chars)]
+            )
+            + "\n"
+        )
         if len(body) <= BODY_LIMIT or log_chars == 0:
             break
         log_chars = log_chars // 4 if log_chars > 200 else 0
@@ -129,16 +142,25 @@ def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
         f"- Checks after the change: {passing} of {len(result.contract.checks)} pass"
         + (f" (on the base commit: {_passing(result.baseline)})" if result.baseline else ""),
         f"- {_count(len(result.diff.files), 'file')} changed, +{result.diff.added} −{result.diff.removed} lines",
-        f"- Round {len(rounds) + 1}" + (f" (earlier rounds: {', '.join(_round_line(r) for r in rounds)})" if rounds else ""),
+        f"- Round {len(rounds) + 1}"
+        + (f" (earlier rounds: {', '.join(_round_line(r) for r in rounds)})" if rounds else ""),
     ]
     if result.plan and result.plan.steps:
         lines += ["", "<details><summary>Plan recorded before the first edit</summary>", ""]
-        lines += [f"{i}. {inert_line(s.do)} (done when: {inert_line(s.done_when)})" for i, s in enumerate(result.plan.steps, 1)]
+        lines += [
+            f"{i}. {inert_line(s.do)} (done when: {inert_line(s.done_when)})"
+            for i, s in enumerate(result.plan.steps, 1)
+        ]
         if result.plan.impact:
             lines.append("\nExpected to change: " + ", ".join(code_span(p) for p in result.plan.impact))
         lines += ["", "</details>"]
     if result.model_summary.strip():
-        lines += ["", "The model's own summary (not verified by ai-fix; the evidence below is):", "", inert_quote(result.model_summary)]
+        lines += [
+            "",
+            "The model's own summary (not verified by ai-fix; the evidence below is):",
+            "",
+            inert_quote(result.model_summary),
+        ]
     return "\n".join(lines)
 
 
@@ -164,12 +186,16 @@ def _contract(contract: TaskContract) -> str:
         lines += ["", "**Reviewer feedback for this round:**"] + [f"- {inert_line(f)}" for f in contract.feedback]
     lines += [
         "",
-        "**Scope:** allow " + ", ".join(code_span(g) for g in contract.scope.allow)
-        + "; deny " + ", ".join(code_span(g) for g in contract.scope.deny),
+        "**Scope:** allow "
+        + ", ".join(code_span(g) for g in contract.scope.allow)
+        + "; deny "
+        + ", ".join(code_span(g) for g in contract.scope.deny),
         "",
         "**Checks:**",
     ]
-    lines += [f"- {code_span(c.name)}: {code_span(c.run)} (timeout {c.timeout} s, from {c.origin})" for c in contract.checks]
+    lines += [
+        f"- {code_span(c.name)}: {code_span(c.run)} (timeout {c.timeout} s, from {c.origin})" for c in contract.checks
+    ]
     b = contract.budget
     lines += [
         "",
@@ -193,7 +219,9 @@ def _changes(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
         return "\n".join(lines + ["No files changed."])
     lines += ["| file | status | + | − |", "|---|---|---:|---:|"]
     lines += [f"| {code_span(f.path)} | {f.status} | {f.added} | {f.removed} |" for f in result.diff.files]
-    lines.append(f"| **{_count(len(result.diff.files), 'file')}** | | **{result.diff.added}** | **{result.diff.removed}** |")
+    lines.append(
+        f"| **{_count(len(result.diff.files), 'file')}** | | **{result.diff.added}** | **{result.diff.removed}** |"
+    )
     return "\n".join(lines)
 
 
@@ -213,12 +241,18 @@ def _evidence(result: RunResult, log_chars: int) -> str:
         base = result.baseline.result(check.name) if result.baseline else None
         after = result.final.result(check.name) if result.final else None
         duration = f"{after.duration_s:.1f} s" if after and after.status != "not_run" else "–"
-        lines.append(f"| {code_span(check.name)} | {code_span(check.run)} | {status(base)} | {status(after)} | {duration} |")
+        lines.append(
+            f"| {code_span(check.name)} | {code_span(check.run)} | {status(base)} | {status(after)} | {duration} |"
+        )
     fixed, broken = transitions(result.baseline, result.final)
     if fixed:
-        lines += ["", f"**Tests that went from failing to passing ({len(fixed)}):**"] + [f"- {code_span(t)}" for t in fixed]
+        lines += ["", f"**Tests that went from failing to passing ({len(fixed)}):**"] + [
+            f"- {code_span(t)}" for t in fixed
+        ]
     if broken:
-        lines += ["", f"**Tests that went from passing to failing ({len(broken)}):**"] + [f"- {code_span(t)}" for t in broken]
+        lines += ["", f"**Tests that went from passing to failing ({len(broken)}):**"] + [
+            f"- {code_span(t)}" for t in broken
+        ]
     if log_chars:
         lines += _logs(result, log_chars)
     return "\n".join(lines)
@@ -233,7 +267,14 @@ def _logs(result: RunResult, log_chars: int) -> list[str]:
                 continue  # a passing baseline log says nothing the table does not
             if not r.output.strip():
                 continue
-            out += ["", f"<details><summary>Log: {code_span(r.name)} {label} ({r.status})</summary>", "", trim_log(r, log_chars), "", "</details>"]
+            out += [
+                "",
+                f"<details><summary>Log: {code_span(r.name)} {label} ({r.status})</summary>",
+                "",
+                trim_log(r, log_chars),
+                "",
+                "</details>",
+            ]
     return out
 
 
@@ -265,10 +306,22 @@ def _risks(result: RunResult) -> str:
     lines = ["## Known risks", ""]
     _, broken = transitions(result.baseline, result.final)
     flaky = [r.name for r in (result.final.results if result.final else []) if r.status == "flaky"]
-    outside = sorted({f.path for f in result.diff.files} - set(result.plan.impact)) if result.plan and result.plan.impact else []
+    outside = (
+        sorted({f.path for f in result.diff.files} - set(result.plan.impact))
+        if result.plan and result.plan.impact
+        else []
+    )
     found = [f"- Tests that passed before and fail now: {', '.join(code_span(t) for t in broken)}"] if broken else []
-    found += [f"- Flaky checks (passed and failed on the same code): {', '.join(code_span(n) for n in flaky)}"] if flaky else []
-    found += [f"- Files changed outside the plan's expected impact: {', '.join(code_span(p) for p in outside)}"] if outside else []
+    found += (
+        [f"- Flaky checks (passed and failed on the same code): {', '.join(code_span(n) for n in flaky)}"]
+        if flaky
+        else []
+    )
+    found += (
+        [f"- Files changed outside the plan's expected impact: {', '.join(code_span(p) for p in outside)}"]
+        if outside
+        else []
+    )
     found += [f"- {inert_line(r)} _(reported by the model)_" for r in result.risks]
     return "\n".join(lines + (found or ["None recorded."]))
 
@@ -283,7 +336,9 @@ def _rollback(result: RunResult) -> str:
             f"Before merging: close this PR and delete {branch}{base}; nothing else was changed.",
             "After merging: use GitHub's **Revert** button on this PR, or "
             + code_span("git revert -m 1 <merge commit>")
-            + " (for a squash merge: " + code_span("git revert <squash commit>") + ").",
+            + " (for a squash merge: "
+            + code_span("git revert <squash commit>")
+            + ").",
         ]
     )
 
@@ -291,7 +346,9 @@ def _rollback(result: RunResult) -> str:
 def _handoff(result: RunResult) -> str:
     h = result.handoff
     if result.accepted and not (h.not_done or h.ruled_out or h.question or h.next_steps):
-        return "## Handoff\n\nNothing left to hand off: every contract check passes. Review the diff and merge or comment."
+        return (
+            "## Handoff\n\nNothing left to hand off: every contract check passes. Review the diff and merge or comment."
+        )
     lines = ["## Handoff"]
     for title, items in (
         ("Done", h.done),

@@ -13,7 +13,11 @@ def render_reply(comment: ReviewComment, result: RunResult, *, round_diff: DiffS
     """Changed the commented file in this round → say so with the commit; else say why nothing changed there."""
     sha = code_span(result.head_sha[:7]) if result.head_sha else "the new commit"
     change = next((f for f in round_diff.files if comment.path and f.path == comment.path), None)
-    checks = "all contract checks pass" if result.accepted else f"the round ended {result.outcome.replace('_', ' ')}: {inert_line(result.reason)}"
+    checks = (
+        "all contract checks pass"
+        if result.accepted
+        else f"the round ended {result.outcome.replace('_', ' ')}: {inert_line(result.reason)}"
+    )
     if change is not None:
         text = f"Changed {code_span(change.path)} in {sha} (+{change.added} −{change.removed}); {checks}."
     elif round_diff.files:

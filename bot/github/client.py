@@ -61,13 +61,19 @@ def calling(what: str = "", handled: tuple[int, ...] = ()) -> Iterator[None]:
         if status in handled:
             raise Refused(status, message[:500]) from None
         request = exc.response.raw_request
-        hint = {401: "the App's credentials were refused; check AIFIX_APP_ID and the private key",
-                403: "the App lacks a permission or hit a rate limit; check app.yml's permissions",
-                404: "not found, or the App is not installed on it"}.get(status, "GitHub failed; it will be retried later")
-        raise GitHubStatusError(f"GitHub {what or f'{request.method} {request.url.path}'} answered {status} {message[:200]!r}: {hint}",
-                                status) from None
+        hint = {
+            401: "the App's credentials were refused; check AIFIX_APP_ID and the private key",
+            403: "the App lacks a permission or hit a rate limit; check app.yml's permissions",
+            404: "not found, or the App is not installed on it",
+        }.get(status, "GitHub failed; it will be retried later")
+        raise GitHubStatusError(
+            f"GitHub {what or f'{request.method} {request.url.path}'} answered {status} {message[:200]!r}: {hint}",
+            status,
+        ) from None
     except GitHubException as exc:
-        raise GitHubError(f"GitHub {what or 'call'} failed ({exc.__class__.__name__}); check AIFIX_GITHUB_API_URL and the network") from None
+        raise GitHubError(
+            f"GitHub {what or 'call'} failed ({exc.__class__.__name__}); check AIFIX_GITHUB_API_URL and the network"
+        ) from None
 
 
 class RepoClient:
@@ -111,12 +117,18 @@ class RepoClient:
         return role if role in ROLES else (data.get("permission") or "none")
 
     def react_to_issue(self, number: int, content: str = "eyes") -> None:
-        self._json(f"POST reaction on {self.repo}#{number}",
-                   lambda: self.rest.rest.reactions.create_for_issue(self.owner, self.name, number, content=content))
+        self._json(
+            f"POST reaction on {self.repo}#{number}",
+            lambda: self.rest.rest.reactions.create_for_issue(self.owner, self.name, number, content=content),
+        )
 
     def react_to_comment(self, comment_id: int, content: str = "eyes") -> None:
-        self._json(f"POST reaction on comment {comment_id} in {self.repo}",
-                   lambda: self.rest.rest.reactions.create_for_issue_comment(self.owner, self.name, comment_id, content=content))
+        self._json(
+            f"POST reaction on comment {comment_id} in {self.repo}",
+            lambda: self.rest.rest.reactions.create_for_issue_comment(
+                self.owner, self.name, comment_id, content=content
+            ),
+        )
 
     def get_issue(self, number: int) -> dict[str, Any]:
         return self._json(f"GET {self.repo}#{number}", lambda: self.rest.rest.issues.get(self.owner, self.name, number))
@@ -124,25 +136,35 @@ class RepoClient:
     def list_issue_comments(self, number: int) -> list[dict[str, Any]]:
         return self._pages(
             f"GET comments of {self.repo}#{number}",
-            lambda page: self.rest.rest.issues.list_comments(self.owner, self.name, number, per_page=PER_PAGE, page=page),
+            lambda page: self.rest.rest.issues.list_comments(
+                self.owner, self.name, number, per_page=PER_PAGE, page=page
+            ),
         )
 
     def get_pull(self, number: int) -> dict[str, Any]:
-        return self._json(f"GET pull request {self.repo}#{number}", lambda: self.rest.rest.pulls.get(self.owner, self.name, number))
+        return self._json(
+            f"GET pull request {self.repo}#{number}", lambda: self.rest.rest.pulls.get(self.owner, self.name, number)
+        )
 
     def list_review_comments(self, number: int) -> list[dict[str, Any]]:
         return self._pages(
             f"GET review comments of {self.repo}#{number}",
-            lambda page: self.rest.rest.pulls.list_review_comments(self.owner, self.name, number, per_page=PER_PAGE, page=page),
+            lambda page: self.rest.rest.pulls.list_review_comments(
+                self.owner, self.name, number, per_page=PER_PAGE, page=page
+            ),
         )
 
     def create_comment(self, number: int, body: str) -> dict[str, Any]:
-        return self._json(f"POST comment on {self.repo}#{number}",
-                          lambda: self.rest.rest.issues.create_comment(self.owner, self.name, number, body=body))
+        return self._json(
+            f"POST comment on {self.repo}#{number}",
+            lambda: self.rest.rest.issues.create_comment(self.owner, self.name, number, body=body),
+        )
 
     def update_comment(self, comment_id: int, body: str) -> dict[str, Any]:
-        return self._json(f"PATCH comment {comment_id} in {self.repo}",
-                          lambda: self.rest.rest.issues.update_comment(self.owner, self.name, comment_id, body=body))
+        return self._json(
+            f"PATCH comment {comment_id} in {self.repo}",
+            lambda: self.rest.rest.issues.update_comment(self.owner, self.name, comment_id, body=body),
+        )
 
     def _is_own_comment(self, comment: dict[str, Any]) -> bool:
         """Written by a bot account and, where GitHub names the App that wrote it, by this App.
@@ -155,14 +177,20 @@ class RepoClient:
         app = comment.get("performed_via_github_app") or {}
         return self.app_id is None or not app or app.get("id") == self.app_id
 
-    def upsert_marked_comment(self, number: int, body: str, marker: str, *, comment_id: int | None = None) -> dict[str, Any]:
+    def upsert_marked_comment(
+        self, number: int, body: str, marker: str, *, comment_id: int | None = None
+    ) -> dict[str, Any]:
         """Update the bot's one comment on the issue carrying `marker`, or create it; returns the comment.
 
         `comment_id` (the comment an earlier call returned) saves listing the comments. An unchanged
         body makes no request; a comment someone deleted meanwhile (404) is posted again.
         """
         if comment_id is None:
-            mine = [c for c in self.list_issue_comments(number) if self._is_own_comment(c) and marker in (c.get("body") or "")]
+            mine = [
+                c
+                for c in self.list_issue_comments(number)
+                if self._is_own_comment(c) and marker in (c.get("body") or "")
+            ]
             if mine and mine[0].get("body") == body:
                 return mine[0]
             comment_id = int(mine[0]["id"]) if mine else None

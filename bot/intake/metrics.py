@@ -9,10 +9,18 @@ BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25,
 """Seconds; GitHub gives up after 10 s."""
 
 
-LABELLED_EVENTS = frozenset({
-    "ping", "issues", "issue_comment", "pull_request_review", "pull_request_review_comment",
-    "installation", "installation_repositories", "unverified",
-})
+LABELLED_EVENTS = frozenset(
+    {
+        "ping",
+        "issues",
+        "issue_comment",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "installation",
+        "installation_repositories",
+        "unverified",
+    }
+)
 """Events counted under their own name; the rest under "other", so made-up names cannot grow /metrics."""
 
 

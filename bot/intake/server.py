@@ -35,7 +35,9 @@ def serve_main(args: argparse.Namespace) -> int:
         signal.signal(sig, _exit_cleanly)
     try:
         # Access logs cost more than the acknowledgement itself; deliveries are counted in /metrics.
-        uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info", timeout_graceful_shutdown=30)
+        uvicorn.run(
+            app, host=args.host, port=args.port, access_log=False, log_level="info", timeout_graceful_shutdown=30
+        )
     finally:
         store.close()
     return 0

@@ -15,6 +15,7 @@ from bot.intake.commands import parse_command
 from bot.intake.events import Event
 from bot.queue.models import Trigger
 
+
 @dataclass(frozen=True)
 class Ignored:
     reason: str

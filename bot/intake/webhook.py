@@ -88,15 +88,25 @@ class WebhookEndpoint:
         try:
             body = await read_body(receive, headers.get("content-length", ""), self.max_body)
         except TooLarge:
-            status, event, outcome, answer = 413, UNVERIFIED, "too_large", {"error": f"payload larger than {self.max_body} bytes"}
+            status, event, outcome, answer = (
+                413,
+                UNVERIFIED,
+                "too_large",
+                {"error": f"payload larger than {self.max_body} bytes"},
+            )
         except ConnectionError:
             return
         else:
             status, event, outcome, answer = await self.handle(headers, body)
         self.metrics.observe(event, outcome, time.perf_counter() - started)
         data = orjson.dumps(answer)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": data})
 
     async def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, str, str, dict[str, Any]]:

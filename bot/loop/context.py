@@ -35,7 +35,17 @@ def contract_for_model(contract: TaskContract) -> str:
     """The contract fields the model needs; untrusted text stays quoted data."""
     doc = contract.model_dump(
         mode="json",
-        include={"title", "goal", "non_goals", "constraints", "acceptance_criteria", "scope", "checks", "budget", "feedback"},
+        include={
+            "title",
+            "goal",
+            "non_goals",
+            "constraints",
+            "acceptance_criteria",
+            "scope",
+            "checks",
+            "budget",
+            "feedback",
+        },
     )
     doc["untrusted_quotes"] = [u.get("excerpt", "") for u in contract.provenance.untrusted]
     return json.dumps(doc, indent=1, sort_keys=True)

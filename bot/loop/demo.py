@@ -65,5 +65,7 @@ def demo_main(args: argparse.Namespace) -> int:
         print(f"\n--- the change (branch {result.branch}) ---\n{result.diff_text}")
         print("--- the PR body ai-fix would post (pr.md) ---")
         print((root / "out" / "pr.md").read_text())
-        print("(replayed: run `ai-fix run --repo PATH --issue FILE.md` with AIFIX_ANTHROPIC_API_KEY set for a live session)")
+        print(
+            "(replayed: run `ai-fix run --repo PATH --issue FILE.md` with AIFIX_ANTHROPIC_API_KEY set for a live session)"
+        )
     return 0 if result.accepted else 1

@@ -54,7 +54,9 @@ def view(root: Path, cmd: EditInput) -> str:
     start, end = 1, len(lines)
     if cmd.view_range:
         if len(cmd.view_range) != 2 or cmd.view_range[0] < 1:
-            raise Refused("view_range must be [first_line, last_line] with first_line >= 1 (last_line -1 = end of file)")
+            raise Refused(
+                "view_range must be [first_line, last_line] with first_line >= 1 (last_line -1 = end of file)"
+            )
         start = cmd.view_range[0]
         end = len(lines) if cmd.view_range[1] == -1 else min(cmd.view_range[1], len(lines))
     shown = lines[start - 1 : end]
@@ -94,7 +96,12 @@ def _new_content(root: Path, cmd: EditInput) -> tuple[str, str, int]:
         raise Refused(f"insert_line {cmd.insert_line} is outside {rel} (0..{len(lines)})")
     if lines and not lines[-1].endswith("\n") and cmd.insert_line == len(lines):
         lines[-1] += "\n"
-    new = "".join(lines[: cmd.insert_line]) + text + ("" if text.endswith("\n") else "\n") + "".join(lines[cmd.insert_line :])
+    new = (
+        "".join(lines[: cmd.insert_line])
+        + text
+        + ("" if text.endswith("\n") else "\n")
+        + "".join(lines[cmd.insert_line :])
+    )
     return rel, new, cmd.insert_line + 1
 
 

@@ -43,7 +43,12 @@ class SandboxChecks:
 
     def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
         return run_checks(
-            self.sandbox, self.contract.checks, names=names, commit=commit, secrets=self.secrets, changed_files=changed_files
+            self.sandbox,
+            self.contract.checks,
+            names=names,
+            commit=commit,
+            secrets=self.secrets,
+            changed_files=changed_files,
         )
 
 
@@ -76,6 +81,14 @@ def run_task(
     config = LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason)
     provider = RepoContext(workspace.path, cache_dir=workspace.path.parent / "context", tag_cache=tag_cache)
     loop = Loop(
-        contract, model, workspace, checks, provider, Trace(trace_path, secrets), config, secrets=secrets, progress=progress
+        contract,
+        model,
+        workspace,
+        checks,
+        provider,
+        Trace(trace_path, secrets),
+        config,
+        secrets=secrets,
+        progress=progress,
     )
     return loop.run()

@@ -90,7 +90,9 @@ def execute(
     if contract.status == "needs_clarification":
         # No branch, sandbox or model turn for a task that cannot start; the contract says what is missing.
         result = RunResult(outcome="needs_clarification", reason=clarification_reason(contract), contract=contract)
-        Trace(out / "trace.jsonl", secrets).append(EndRecord(outcome=result.outcome, reason=result.reason, steps=0, head_sha=""))
+        Trace(out / "trace.jsonl", secrets).append(
+            EndRecord(outcome=result.outcome, reason=result.reason, steps=0, head_sha="")
+        )
         write_outputs(result, out, secrets)
         say(f"done: {result.outcome}: {result.reason}")
         return result
@@ -99,7 +101,9 @@ def execute(
     jobs = settings.work_dir / "local"
     jobs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="run-", dir=jobs, ignore_cleanup_errors=True) as job_dir:
-        workspace = Workspace.local(repo, Path(job_dir) / "job", branch=branch_name(None, contract.title), ref=files.commit)
+        workspace = Workspace.local(
+            repo, Path(job_dir) / "job", branch=branch_name(None, contract.title), ref=files.commit
+        )
         say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
         try:
             sandbox = open_sandbox(sandbox_kind, workspace.path, contract.sandbox, ro_paths=settings.sandbox_ro_paths)
@@ -122,7 +126,9 @@ def execute(
             workspace.remove()
     write_outputs(result, out, secrets)
     cost = "unknown" if result.cost.usd is None else f"${result.cost.usd:.4f}"
-    say(f"done: {result.outcome} after {result.steps} steps, {result.diff.added}+/{result.diff.removed}- lines, cost {cost}")
+    say(
+        f"done: {result.outcome} after {result.steps} steps, {result.diff.added}+/{result.diff.removed}- lines, cost {cost}"
+    )
     say(f"branch {result.branch} in {repo}; pr.md, trace.jsonl and evidence.json in {out}")
     return result
 

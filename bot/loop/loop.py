@@ -131,7 +131,9 @@ def render_run(run: CheckRun) -> str:
 def expectation_met(expect: str, run: CheckRun) -> Expectation:
     """Judge "tests: test_add passes" / "lint fails" against what ran; unclear wording judges by overall pass."""
     lowered = expect.casefold()
-    wants_fail = bool(re.search(r"\b(fail|fails|failing|error)\b", lowered)) and not re.search(r"\bno longer fail", lowered)
+    wants_fail = bool(re.search(r"\b(fail|fails|failing|error)\b", lowered)) and not re.search(
+        r"\bno longer fail", lowered
+    )
     named = [r for r in run.results if r.name.casefold() in lowered]
     tests = [t for r in run.results for t in r.tests if t.id.rsplit("::", 1)[-1].casefold() in lowered]
     if tests:
@@ -233,7 +235,9 @@ class Loop:
         self.progress("phase: setup")
         if (missing := self.checks.setup()) is not None:
             self.trace.append(BaselineRecord(setup_problem=missing))
-            raise RunEnded("handed_off", f"environment error during setup: {missing}", next_steps=[f"fix the setup: {missing}"])
+            raise RunEnded(
+                "handed_off", f"environment error during setup: {missing}", next_steps=[f"fix the setup: {missing}"]
+            )
         self.progress("phase: baseline checks")
         self.baseline = self.latest = self.checks.baseline(self.workspace.base_sha)
         self.trace.append(BaselineRecord(checks=self.baseline))
@@ -245,12 +249,16 @@ class Loop:
             raise RunEnded(
                 "handed_off",
                 f"environment error: {named}",
-                next_steps=["install what is missing in the sandbox image or add it to the contract's setup, then retry"],
+                next_steps=[
+                    "install what is missing in the sandbox image or add it to the contract's setup, then retry"
+                ],
             )
         self.good = {r.name: r.status for r in self.baseline.results}
         self.environment_ok = True
         self.stable = redact(
-            ctx.stable_layer(self.contract, self.context.repo_map(self.config.repo_map_tokens)), self.secrets, key_values=False
+            ctx.stable_layer(self.contract, self.context.repo_map(self.config.repo_map_tokens)),
+            self.secrets,
+            key_values=False,
         )
         self.progress("phase: steps")
 
@@ -270,7 +278,9 @@ class Loop:
                     ActionRecord(
                         tool="",
                         decision="malformed",
-                        observation=Observation(ok=False, text="your answer had no tool call; answer with one of the tools"),
+                        observation=Observation(
+                            ok=False, text="your answer had no tool call; answer with one of the tools"
+                        ),
                     ),
                 )
             for call in response.tool_calls:
@@ -299,7 +309,11 @@ class Loop:
         failure = "\n".join(r.summary or r.reason for r in failing(self.latest)) if self.latest else ""
         focus = ctx.focus_layer(scope_note=self.scope_note, slices=self.relevant_code(failure, diff))
         volatile = ctx.volatile_layer(
-            plan=self.plan, diff=diff, failure=failure, last_results="\n\n".join(self.last_results), limits=self.limits_left()
+            plan=self.plan,
+            diff=diff,
+            failure=failure,
+            last_results="\n\n".join(self.last_results),
+            limits=self.limits_left(),
         )
         history = ctx.history_layer(self.conclusions, self.ruled_out)
         record.context_tokens = {
@@ -309,7 +323,11 @@ class Loop:
         }
         # The slow part of the volatile layer gets the second cache breakpoint: it stays the same until an edit or a check run.
         content = [
-            {"type": "text", "text": redact(focus, self.secrets, key_values=False), "cache_control": {"type": "ephemeral"}},
+            {
+                "type": "text",
+                "text": redact(focus, self.secrets, key_values=False),
+                "cache_control": {"type": "ephemeral"},
+            },
             {"type": "text", "text": redact(history + "\n\n" + volatile, self.secrets, key_values=False)},
         ]
         # The plan comes first: forced through tool_choice rather than refusing edits afterwards.
@@ -410,9 +428,13 @@ class Loop:
             text = "no plan yet: call `plan` first (steps with done_when, and the files you expect to change)"
             return self.observe(
                 record,
-                ActionRecord(tool=call.name, input=call.input, decision="refused", observation=Observation(ok=False, text=text)),
+                ActionRecord(
+                    tool=call.name, input=call.input, decision="refused", observation=Observation(ok=False, text=text)
+                ),
             )
-        action = ActionRecord(tool=call.name, input=call.input, decision="executed", observation=Observation(ok=True, text=""))
+        action = ActionRecord(
+            tool=call.name, input=call.input, decision="executed", observation=Observation(ok=True, text="")
+        )
         try:
             if isinstance(args, PlanInput):
                 action.observation = self.do_plan(args)
@@ -421,7 +443,9 @@ class Loop:
             elif isinstance(args, SearchInput):
                 action.observation = Observation(
                     ok=True,
-                    text=redact(search_code(self.workspace.path, args.query, args.path_glob), self.secrets, key_values=False),
+                    text=redact(
+                        search_code(self.workspace.path, args.query, args.path_glob), self.secrets, key_values=False
+                    ),
                 )
             elif isinstance(args, RunChecksInput):
                 action.observation = self.do_run_checks(args, action, record)
@@ -429,7 +453,9 @@ class Loop:
                 action.observation = self.do_finish(args, action, record)
             elif isinstance(args, AskHumanInput):
                 action.observation = Observation(ok=True, text="handed to a human")
-                raise RunEnded("handed_off", f"the model asked for help: {args.reason or args.question}", question=args.question)
+                raise RunEnded(
+                    "handed_off", f"the model asked for help: {args.reason or args.question}", question=args.question
+                )
         except RunEnded as end:
             if not action.observation.text:
                 action.observation = Observation(ok=True, text=f"the run ends: {end.reason}")
@@ -444,7 +470,9 @@ class Loop:
         if refused:
             return Observation(
                 ok=False,
-                text="plan refused, its impact leaves the scope: " + "; ".join(d.reason for d in refused) + "; plan again",
+                text="plan refused, its impact leaves the scope: "
+                + "; ".join(d.reason for d in refused)
+                + "; plan again",
             )
         self.plan = Plan(steps=args.steps, impact=args.impact)
         self.conclusions.append(
@@ -481,7 +509,9 @@ class Loop:
         unknown = [n for n in args.names or [] if self.contract.check(n) is None]
         if unknown:
             names = ", ".join(c.name for c in self.contract.checks)
-            return Observation(ok=False, text=f"no such check: {', '.join(unknown)}; the contract's checks are: {names}")
+            return Observation(
+                ok=False, text=f"no such check: {', '.join(unknown)}; the contract's checks are: {names}"
+            )
         run = action.checks = self.run_checks(args.names, record)
         action.expectation = expectation_met(args.expect, run) if args.expect else None
         note = self.judge(run, action.expectation)
@@ -494,7 +524,9 @@ class Loop:
     def do_finish(self, args: FinishInput, action: ActionRecord, record: StepRecord) -> Observation:
         stats = self.stats()
         if not stats.files:
-            return Observation(ok=False, text="finish refused: nothing has changed yet; make the change the contract asks for")
+            return Observation(
+                ok=False, text="finish refused: nothing has changed yet; make the change the contract asks for"
+            )
         self.progress("phase: verifying finish")
         run = action.checks = self.run_checks(None, record)
         violations = self.gate.violations(self.stats())  # after the checks: they may have written files
@@ -546,7 +578,8 @@ class Loop:
         self.attempt_edits, self.failures = [], {}
         if self.narrowed:
             raise RunEnded(
-                "handed_off", f"the same failure ({key}) came back after rolling back and narrowing the scope ({self.scope_note})"
+                "handed_off",
+                f"the same failure ({key}) came back after rolling back and narrowing the scope ({self.scope_note})",
             )
         self.workspace.rollback()
         self.changed()
@@ -599,13 +632,15 @@ class Loop:
         if self.steps >= b.max_steps:
             reason = f"the step limit ({b.max_steps}) was reached"
         elif self.cost_known and self.cost >= b.max_cost_usd * keep:
-            reason = (
-                f"the cost limit (${b.max_cost_usd:g}, {self.config.reserve:.0%} kept in reserve) was reached at ${self.cost:.4f}"
-            )
+            reason = f"the cost limit (${b.max_cost_usd:g}, {self.config.reserve:.0%} kept in reserve) was reached at ${self.cost:.4f}"
         elif self.clock() - self.started >= b.max_wall_minutes * 60 * keep:
-            reason = f"the wall-time limit ({b.max_wall_minutes} min, {self.config.reserve:.0%} kept in reserve) was reached"
+            reason = (
+                f"the wall-time limit ({b.max_wall_minutes} min, {self.config.reserve:.0%} kept in reserve) was reached"
+            )
         elif len(stats.files) > b.max_files_changed or stats.lines > b.max_lines_changed:
-            reason = f"the change ({len(stats.files)} files, {stats.lines} lines) is over the budget's file or line limit"
+            reason = (
+                f"the change ({len(stats.files)} files, {stats.lines} lines) is over the budget's file or line limit"
+            )
         if reason:
             raise RunEnded(
                 "handed_off",
@@ -634,7 +669,9 @@ class Loop:
             stats = self.workspace.stats()
             if stats.files:
                 self.progress("phase: final checks")
-                self.final = self.checks.run(None, commit=self.workspace.head_sha, changed_files=[f.path for f in stats.files])
+                self.final = self.checks.run(
+                    None, commit=self.workspace.head_sha, changed_files=[f.path for f in stats.files]
+                )
         stats = self.workspace.stats()
         not_done = (
             [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failing(self.final)]
@@ -676,7 +713,11 @@ class Loop:
         )
         self.trace.append(
             EndRecord(
-                outcome=result.outcome, reason=result.reason, steps=result.steps, head_sha=result.head_sha, final=self.final
+                outcome=result.outcome,
+                reason=result.reason,
+                steps=result.steps,
+                head_sha=result.head_sha,
+                final=self.final,
             )
         )
         self.progress(f"outcome: {result.outcome} — {result.reason}")

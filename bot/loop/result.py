@@ -101,7 +101,11 @@ class RunResult(BaseModel):
             "outcome": self.outcome,
             "reason": self.reason,
             "checks": checks,
-            "diff": {"files": [f.path for f in self.diff.files], "added": self.diff.added, "removed": self.diff.removed},
+            "diff": {
+                "files": [f.path for f in self.diff.files],
+                "added": self.diff.added,
+                "removed": self.diff.removed,
+            },
             "cost": {
                 "input_tokens": self.cost.input_tokens,
                 "output_tokens": self.cost.output_tokens,

@@ -104,7 +104,9 @@ class AnthropicModel:
             else:
                 return self._response(request.model, message, attempt, time.monotonic() - started)
             if attempt + 1 < self.max_attempts:
-                log.warning("model call failed (%s); retry %d/%d in %.1fs", why, attempt + 1, self.max_attempts - 1, wait)
+                log.warning(
+                    "model call failed (%s); retry %d/%d in %.1fs", why, attempt + 1, self.max_attempts - 1, wait
+                )
                 self.sleep(wait)
         raise ModelError(
             f"the Messages API kept failing ({why}) after {self.max_attempts} attempts; try again later or raise the budget's wall time"

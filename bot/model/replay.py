@@ -34,7 +34,9 @@ class ReplayModel:
         try:
             lines = path.read_text().splitlines()
         except OSError as exc:
-            raise ConfigError(f"replay:{path}: cannot read the trace ({exc.strerror}); pass the trace.jsonl a run wrote") from exc
+            raise ConfigError(
+                f"replay:{path}: cannot read the trace ({exc.strerror}); pass the trace.jsonl a run wrote"
+            ) from exc
         try:
             responses = recorded_responses(lines)
         except (ValueError, KeyError) as exc:

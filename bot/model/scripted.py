@@ -70,7 +70,11 @@ def cache_segments(request: ModelRequest) -> tuple[list[str], str]:
     """The request's text cut at its cache breakpoints: tools + system, then each marked message block."""
     segments, current = [json.dumps(request.tools, sort_keys=True) + request.system], ""
     for message in request.messages:
-        blocks = message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
+        blocks = (
+            message["content"]
+            if isinstance(message["content"], list)
+            else [{"type": "text", "text": message["content"]}]
+        )
         for block in blocks:
             current += block.get("text", json.dumps(block, sort_keys=True))
             if block.get("cache_control"):
@@ -113,7 +117,9 @@ class ScriptedModel:
             reply = Turn(text=self.compress(request))
         else:
             if not self.script:
-                raise ModelError(f"the script ran out after {len(self.requests) - 1} requests; add turns to the test's script")
+                raise ModelError(
+                    f"the script ran out after {len(self.requests) - 1} requests; add turns to the test's script"
+                )
             entry = self.script.pop(0)
             reply = entry(request) if callable(entry) else entry
         calls = []

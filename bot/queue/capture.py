@@ -41,7 +41,9 @@ def _login(item: dict[str, Any]) -> str:
     return user.get("login", "") if isinstance(user, dict) else ""
 
 
-def capture_snapshot(client: RepoClient, job: Job, accepted: list[Trigger], permission: Callable[[str], str]) -> Snapshot:
+def capture_snapshot(
+    client: RepoClient, job: Job, accepted: list[Trigger], permission: Callable[[str], str]
+) -> Snapshot:
     """Read the job's target from GitHub now; later edits cannot change what the job works on."""
     first = accepted[0]
     pr_number: int | None = None
@@ -56,7 +58,9 @@ def capture_snapshot(client: RepoClient, job: Job, accepted: list[Trigger], perm
     for raw in client.list_issue_comments(number):
         login = _login(raw)
         level = permission(login)
-        comment = Comment(author=login, permission=level, body=raw.get("body") or "", created_at=raw.get("created_at") or "")
+        comment = Comment(
+            author=login, permission=level, body=raw.get("body") or "", created_at=raw.get("created_at") or ""
+        )
         (trusted if level in WRITE_PERMISSIONS else untrusted).append(comment)
     review_ids = {t.review_id for t in accepted if t.review_id is not None}
     review_comments: list[ReviewComment] = []
@@ -67,8 +71,13 @@ def capture_snapshot(client: RepoClient, job: Job, accepted: list[Trigger], perm
                 continue
             review_comments.append(
                 ReviewComment(
-                    id=raw["id"], author=login, permission=permission(login), body=raw.get("body") or "",
-                    path=raw.get("path"), line=raw.get("line") or raw.get("original_line"), diff_hunk=raw.get("diff_hunk") or "",
+                    id=raw["id"],
+                    author=login,
+                    permission=permission(login),
+                    body=raw.get("body") or "",
+                    path=raw.get("path"),
+                    line=raw.get("line") or raw.get("original_line"),
+                    diff_hunk=raw.get("diff_hunk") or "",
                 )
             )
     author = _login(issue)

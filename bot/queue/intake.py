@@ -67,7 +67,9 @@ def _apply_installation(store: Store, conn: sqlite3.Connection, change: Installa
     if change.stops_work:
         store.cancel_where(conn, "installation_id = ?", (change.installation_id,), f"the App installation was {status}")
     for repo in change.repos_removed:
-        store.cancel_where(conn, "installation_id = ? AND repo = ?", (change.installation_id, repo), f"the App was removed from {repo}")
+        store.cancel_where(
+            conn, "installation_id = ? AND repo = ?", (change.installation_id, repo), f"the App was removed from {repo}"
+        )
 
 
 def _work(decision: Decision) -> str | None:
@@ -97,8 +99,17 @@ def apply_delivery(store: Store, conn: sqlite3.Connection, item: Incoming, *, de
     cur = conn.execute(
         "INSERT INTO deliveries (id, event, action, outcome, reason, payload, received_at, work, processed) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-        (event.delivery_id, event.name, event.action, decision.outcome, getattr(decision, "reason", ""),
-         item.body.decode("utf-8", "replace"), item.received_at, work, 0 if deferred else 1),
+        (
+            event.delivery_id,
+            event.name,
+            event.action,
+            decision.outcome,
+            getattr(decision, "reason", ""),
+            item.body.decode("utf-8", "replace"),
+            item.received_at,
+            work,
+            0 if deferred else 1,
+        ),
     )
     if cur.rowcount == 0:
         return Ack("duplicate", "this delivery was received before")
@@ -139,10 +150,13 @@ def process_pending(store: Store, limit: int) -> int:
     """
     with store.transaction() as conn:
         rows = conn.execute(
-            "SELECT id, outcome, work, received_at FROM deliveries WHERE processed = 0 ORDER BY received_at LIMIT ?", (limit,)
+            "SELECT id, outcome, work, received_at FROM deliveries WHERE processed = 0 ORDER BY received_at LIMIT ?",
+            (limit,),
         ).fetchall()
         for delivery_id, outcome, work, received_at in rows:
-            if conn.execute("UPDATE deliveries SET processed = 1 WHERE id = ? AND processed = 0", (delivery_id,)).rowcount:
+            if conn.execute(
+                "UPDATE deliveries SET processed = 1 WHERE id = ? AND processed = 0", (delivery_id,)
+            ).rowcount:
                 _apply_meaning(store, conn, _stored_decision(outcome, work), received_at)
     return len(rows)
 
@@ -232,7 +246,12 @@ class IntakeWriter:
     def _commit_gathered(self, loop: asyncio.AbstractEventLoop) -> None:
         gathered = self._gathering.pop(loop)
         if self._stopped.is_set():  # stopped during this loop pass: the syncer and processor are gone
-            _settle([(p.future, StoreUnavailable("the intake writer stopped; the server is shutting down")) for p in gathered])
+            _settle(
+                [
+                    (p.future, StoreUnavailable("the intake writer stopped; the server is shutting down"))
+                    for p in gathered
+                ]
+            )
             return
         for start in range(0, len(gathered), self.max_batch):
             self._commit(loop, gathered[start : start + self.max_batch])
@@ -250,7 +269,9 @@ class IntakeWriter:
     def _commit(self, loop: asyncio.AbstractEventLoop, batch: list[_Pending]) -> None:
         try:
             with self._write_lock:  # also orders this read of _pending after the processor's update of it
-                defer = self._pending or len(batch) > 1  # earlier deliveries are processed first; a burst is answered first
+                defer = (
+                    self._pending or len(batch) > 1
+                )  # earlier deliveries are processed first; a burst is answered first
                 self._configure()
                 results: list[Ack | Exception] = apply_batch(self.store, [p.item for p in batch], defer=defer)
         except StoreUnavailable as exc:
@@ -296,7 +317,10 @@ class IntakeWriter:
             except OSError as exc:
                 # Committed but perhaps not on disk: refused, so GitHub redelivers (a duplicate if it did get there).
                 log.error("could not fsync the job store's WAL, %d deliveries refused: %s", len(batch), exc)
-                answers = [(p.future, StoreUnavailable(f"job store could not flush to disk ({exc}); retry later")) for p in batch]
+                answers = [
+                    (p.future, StoreUnavailable(f"job store could not flush to disk ({exc}); retry later"))
+                    for p in batch
+                ]
             by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
             for pending, answer in zip(batch, answers):
                 by_loop.setdefault(pending.loop, []).append(answer)

@@ -13,7 +13,9 @@ WORK_KINDS: tuple[str, ...] = ("issue", "retry", "review")
 """Kinds that do work on an issue or PR; at most one of them runs per issue or PR at a time."""
 COMMAND_KINDS: tuple[str, ...] = ("stop", "help")
 """Short commands; a separate control worker runs them so `/agent stop` never waits behind long jobs."""
-FINAL_STATUSES: frozenset[str] = frozenset({"done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"})
+FINAL_STATUSES: frozenset[str] = frozenset(
+    {"done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
+)
 MAX_ATTEMPTS = 3
 
 

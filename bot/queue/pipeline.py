@@ -49,7 +49,9 @@ class JobContext:
       a shutdown (a new attempt) starts from the last checkpoint instead of from scratch.
     """
 
-    def __init__(self, job: Job, github: RepoClient, settings: Settings, store: Store, shutting_down: threading.Event) -> None:
+    def __init__(
+        self, job: Job, github: RepoClient, settings: Settings, store: Store, shutting_down: threading.Event
+    ) -> None:
         self.job_id = job.id
         self.kind = job.kind
         self.attempt = job.attempts
@@ -122,5 +124,7 @@ def load_pipeline(spec: str, settings: Settings) -> Pipeline:
     try:
         factory: Callable[[Settings], Pipeline] = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"AIFIX_PIPELINE {spec!r} cannot be loaded ({exc}); use module:factory, e.g. bot.queue.pipeline:SnapshotOnly") from exc
+        raise ConfigError(
+            f"AIFIX_PIPELINE {spec!r} cannot be loaded ({exc}); use module:factory, e.g. bot.queue.pipeline:SnapshotOnly"
+        ) from exc
     return factory(settings)

@@ -112,7 +112,12 @@ class Store:
     """Thread-safe access to the database: one connection per thread, explicit short transactions."""
 
     def __init__(
-        self, path: Path, *, synchronous: str = "full", busy_timeout: float = 5.0, clock: Callable[[], float] = time.time
+        self,
+        path: Path,
+        *,
+        synchronous: str = "full",
+        busy_timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = path
         self.synchronous = synchronous
@@ -133,13 +138,17 @@ class Store:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+                conn = sqlite3.connect(
+                    self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+                )
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
                 # After a checkpoint lets the WAL restart, truncate it back to this size.
                 conn.execute("PRAGMA journal_size_limit=67108864")
             except sqlite3.Error as exc:
-                raise StoreUnavailable(f"cannot open the job store {self.path}: {exc}; check AIFIX_DATABASE_URL") from exc
+                raise StoreUnavailable(
+                    f"cannot open the job store {self.path}: {exc}; check AIFIX_DATABASE_URL"
+                ) from exc
             conn.row_factory = sqlite3.Row
             self._local.conn = conn
             with self._lock:
@@ -258,7 +267,12 @@ class Store:
         if existing is not None:
             job_id = int(existing[0])
             self.attach_trigger(conn, job_id, trigger)
-            self.add_event(conn, job_id, "merged", {"kind": trigger.kind, "sender": trigger.sender, "delivery": trigger.delivery_id})
+            self.add_event(
+                conn,
+                job_id,
+                "merged",
+                {"kind": trigger.kind, "sender": trigger.sender, "delivery": trigger.delivery_id},
+            )
             return job_id, "merged"
         job_id = self.insert_job(conn, trigger, now)
         self.attach_trigger(conn, job_id, trigger)
@@ -296,13 +310,17 @@ class Store:
 
     def _reclaim_expired(self, conn: sqlite3.Connection, now: float) -> None:
         rows = conn.execute(
-            "SELECT id, attempts, cancel_requested, lease_owner FROM jobs WHERE status = 'running' AND lease_expires < ?", (now,)
+            "SELECT id, attempts, cancel_requested, lease_owner FROM jobs WHERE status = 'running' AND lease_expires < ?",
+            (now,),
         ).fetchall()
         for job_id, attempts, cancel_requested, owner in rows:
             if cancel_requested:
                 status, reason = "cancelled", "stopped by /agent stop; its worker stopped answering"
             elif attempts >= MAX_ATTEMPTS:
-                status, reason = "failed", f"its worker stopped answering (lease expired) on attempt {attempts} of {MAX_ATTEMPTS}"
+                status, reason = (
+                    "failed",
+                    f"its worker stopped answering (lease expired) on attempt {attempts} of {MAX_ATTEMPTS}",
+                )
             else:
                 status, reason = "queued", ""
             conn.execute(
@@ -315,9 +333,13 @@ class Store:
     def claim(self, owner: str, kinds: Sequence[str], lease_seconds: float) -> Job | None:
         """Take the oldest runnable job of `kinds`, leased to `owner`; None when there is none."""
         now = self.clock()
-        exclusive = "" if set(kinds) <= set(COMMAND_KINDS) else (
-            "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
-            f"AND r.status = 'running' AND r.kind IN ({_marks(WORK_KINDS)}))"
+        exclusive = (
+            ""
+            if set(kinds) <= set(COMMAND_KINDS)
+            else (
+                "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
+                f"AND r.status = 'running' AND r.kind IN ({_marks(WORK_KINDS)}))"
+            )
         )
         with self.transaction() as conn:
             self._reclaim_expired(conn, now)
@@ -343,7 +365,8 @@ class Store:
         now = self.clock()
         with self.transaction() as conn:
             cur = conn.execute(
-                "UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status = 'running'", (now + lease_seconds, owner)
+                "UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status = 'running'",
+                (now + lease_seconds, owner),
             )
             return cur.rowcount
 
@@ -402,7 +425,10 @@ class Store:
 
     def save_snapshot(self, job_id: int, snapshot: dict[str, Any]) -> None:
         with self.transaction() as conn:
-            conn.execute("UPDATE jobs SET snapshot = ?, updated_at = ? WHERE id = ?", (json.dumps(snapshot), self.clock(), job_id))
+            conn.execute(
+                "UPDATE jobs SET snapshot = ?, updated_at = ? WHERE id = ?",
+                (json.dumps(snapshot), self.clock(), job_id),
+            )
             self.add_event(conn, job_id, "snapshot_taken", {})
 
     def save_state(self, job_id: int, state: dict[str, Any]) -> None:
@@ -418,17 +444,31 @@ class Store:
             triggers: dict[int, list[Trigger]] = {i: [] for i in ids}
             events: dict[int, list[JobEvent]] = {i: [] for i in ids}
             if ids:
-                for r in conn.execute(f"SELECT job_id, data FROM triggers WHERE job_id IN ({_marks(ids)}) ORDER BY id", ids):
+                for r in conn.execute(
+                    f"SELECT job_id, data FROM triggers WHERE job_id IN ({_marks(ids)}) ORDER BY id", ids
+                ):
                     triggers[r[0]].append(Trigger.model_validate_json(r[1]))
-                for r in conn.execute(f"SELECT job_id, at, event, data FROM events WHERE job_id IN ({_marks(ids)}) ORDER BY id", ids):
+                for r in conn.execute(
+                    f"SELECT job_id, at, event, data FROM events WHERE job_id IN ({_marks(ids)}) ORDER BY id", ids
+                ):
                     events[r[0]].append(JobEvent(at=r[1], event=r[2], data=json.loads(r[3])))
         return [
             Job(
-                id=r["id"], repo=r["repo"], number=r["number"], kind=r["kind"], status=r["status"], reason=r["reason"],
-                installation_id=r["installation_id"], attempts=r["attempts"], cancel_requested=bool(r["cancel_requested"]),
-                created_at=r["created_at"], updated_at=r["updated_at"],
-                snapshot=json.loads(r["snapshot"]) if r["snapshot"] else None, state=json.loads(r["state"]),
-                triggers=triggers[r["id"]], events=events[r["id"]],
+                id=r["id"],
+                repo=r["repo"],
+                number=r["number"],
+                kind=r["kind"],
+                status=r["status"],
+                reason=r["reason"],
+                installation_id=r["installation_id"],
+                attempts=r["attempts"],
+                cancel_requested=bool(r["cancel_requested"]),
+                created_at=r["created_at"],
+                updated_at=r["updated_at"],
+                snapshot=json.loads(r["snapshot"]) if r["snapshot"] else None,
+                state=json.loads(r["state"]),
+                triggers=triggers[r["id"]],
+                events=events[r["id"]],
             )
             for r in rows
         ]

@@ -102,7 +102,9 @@ class WorkerPool:
             left = list(self._running)
         for job_id in left:
             if self.store.release(job_id, self.owner):
-                log.warning("job %d did not reach a checkpoint within the grace period; released for another worker", job_id)
+                log.warning(
+                    "job %d did not reach a checkpoint within the grace period; released for another worker", job_id
+                )
         # Wait for the heartbeat, or it could still be inside SQLite while the caller closes the
         # store and the interpreter shuts down (a crash on exit).
         self._released.set()
@@ -185,8 +187,16 @@ class WorkerPool:
             if level in WRITE_PERMISSIONS:
                 accepted.append(trigger)
                 self._react(trigger, client)
-            self.store.record(job.id, "trigger_checked", {"sender": trigger.sender, "permission": level,
-                                                         "accepted": level in WRITE_PERMISSIONS, "delivery": trigger.delivery_id})
+            self.store.record(
+                job.id,
+                "trigger_checked",
+                {
+                    "sender": trigger.sender,
+                    "permission": level,
+                    "accepted": level in WRITE_PERMISSIONS,
+                    "delivery": trigger.delivery_id,
+                },
+            )
         return accepted
 
     def _react(self, trigger: Trigger, client: RepoClient) -> None:

@@ -108,13 +108,35 @@ class BwrapSandbox:
                 args += ["--symlink", os.readlink(path), path]
             elif os.path.isdir(path):
                 args += ["--ro-bind", path, path]
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
+        args += [
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/tmp",
+            "--perms",
+            "0777",
+            "--dir",
+            HOME,
+        ]
         args += ["--perms", "0755", "--dir", "/run"]
         # After the tmpfs on /tmp: bwrap mounts in order, so a toolchain under /tmp would be hidden.
         for path in self._ro_paths:
             if not any(path.is_relative_to(system) for system in SYSTEM_PATHS):
                 args += _parents(path) + ["--ro-bind", str(path), str(path)]
-        args += ["--bind", str(self.workspace), WORKDIR, "--bind", str(self._artifacts), ARTIFACT_DIR, "--chdir", WORKDIR]
+        args += [
+            "--bind",
+            str(self.workspace),
+            WORKDIR,
+            "--bind",
+            str(self._artifacts),
+            ARTIFACT_DIR,
+            "--chdir",
+            WORKDIR,
+        ]
         for key, value in env.items():
             args += ["--setenv", key, value]
         args.append("--")

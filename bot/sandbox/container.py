@@ -95,23 +95,35 @@ def engine_env(engine: Engine) -> dict[str, str]:
 def probe_engine(engine: Engine) -> str | None:
     """Why the engine cannot run containers here (with the fix), or None when it can."""
     if shutil.which(engine) is None:
-        fix = "install podman and runc (Debian: apt-get install podman runc)" if engine == "podman" else "install Docker Engine"
+        fix = (
+            "install podman and runc (Debian: apt-get install podman runc)"
+            if engine == "podman"
+            else "install Docker Engine"
+        )
         return f"{engine}: not installed; {fix}"
     try:
-        info = subprocess.run([*engine_command(engine), "info"], env=engine_env(engine), capture_output=True, timeout=30)
+        info = subprocess.run(
+            [*engine_command(engine), "info"], env=engine_env(engine), capture_output=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{engine}: `{engine} info` failed ({exc}); check the engine's installation"
     if info.returncode != 0:
         err = info.stderr.decode(errors="replace").strip().splitlines()
         detail = err[-1] if err else f"exit {info.returncode}"
-        fix = "start the Docker daemon (systemctl start docker) or use podman" if engine == "docker" else "install runc and check `podman info`"
+        fix = (
+            "start the Docker daemon (systemctl start docker) or use podman"
+            if engine == "docker"
+            else "install runc and check `podman info`"
+        )
         return f"{engine}: the engine does not run ({detail}); {fix}"
     return None
 
 
 def image_missing(engine: Engine, image: str) -> str | None:
     """A message when the configured image is not present locally (ai-fix never pulls on its own)."""
-    found = subprocess.run([*engine_command(engine), "image", "inspect", image], env=engine_env(engine), capture_output=True, timeout=30)
+    found = subprocess.run(
+        [*engine_command(engine), "image", "inspect", image], env=engine_env(engine), capture_output=True, timeout=30
+    )
     if found.returncode == 0:
         return None
     return (
@@ -166,7 +178,18 @@ class ContainerSandbox:
     def _run_container(self) -> None:
         self.container = f"ai-fix-{uuid.uuid4().hex[:12]}"
         run = subprocess.run(
-            [*self._cmd, "run", "-d", "--rm", "--name", self.container, *self._flags(network=False), self.config.image, "sleep", "infinity"],
+            [
+                *self._cmd,
+                "run",
+                "-d",
+                "--rm",
+                "--name",
+                self.container,
+                *self._flags(network=False),
+                self.config.image,
+                "sleep",
+                "infinity",
+            ],
             env=self._env,
             cwd=self._engine_cwd,
             capture_output=True,
@@ -175,7 +198,9 @@ class ContainerSandbox:
         if run.returncode != 0:
             self.close()
             err = run.stderr.decode(errors="replace").strip()
-            raise SandboxUnavailable(f"{self.engine}: cannot start the job's container: {err}; check `{self.engine} info` and the image")
+            raise SandboxUnavailable(
+                f"{self.engine}: cannot start the job's container: {err}; check `{self.engine} info` and the image"
+            )
         self._container_up = True
 
     def close(self) -> None:
@@ -189,7 +214,13 @@ class ContainerSandbox:
             self._engine_cwd = None
 
     def _remove_container(self) -> None:
-        subprocess.run([*self._cmd, "rm", "-f", "-t", "0", self.container], env=self._env, cwd=self._engine_cwd, capture_output=True, timeout=60)
+        subprocess.run(
+            [*self._cmd, "rm", "-f", "-t", "0", self.container],
+            env=self._env,
+            cwd=self._engine_cwd,
+            capture_output=True,
+            timeout=60,
+        )
         self._container_up = False
 
     def _flags(self, *, network: bool) -> list[str]:
@@ -273,8 +304,12 @@ class ContainerSandbox:
             timed_out = time.monotonic() >= deadline
             self._kill_all()
             if not timed_out:
-                raise SandboxUnavailable(f"{self.engine}: the sandbox's command server died; the container may have been removed")
-            return ExecResult(exit_code=None, output=buffer.text(), dropped_bytes=buffer.dropped, duration_s=duration, timed_out=True)
+                raise SandboxUnavailable(
+                    f"{self.engine}: the sandbox's command server died; the container may have been removed"
+                )
+            return ExecResult(
+                exit_code=None, output=buffer.text(), dropped_bytes=buffer.dropped, duration_s=duration, timed_out=True
+            )
         code, oom = status
         oom_killed = oom > self._oom_kills
         self._oom_kills = oom
@@ -286,7 +321,9 @@ class ContainerSandbox:
             killed=killed_reason(code, oom_killed=oom_killed, config=self.config),
         )
 
-    def _collect(self, out_fd: int, server: subprocess.Popen[bytes], buffer: HeadTail, deadline: float) -> tuple[int, int] | None:
+    def _collect(
+        self, out_fd: int, server: subprocess.Popen[bytes], buffer: HeadTail, deadline: float
+    ) -> tuple[int, int] | None:
         """Output until EOF, and the server's status line; None at the deadline or if the server died."""
         assert server.stdout is not None
         status_fd = server.stdout.fileno()
@@ -326,13 +363,32 @@ class ContainerSandbox:
 
     def _exec_networked(self, script: Path, *, timeout: float, output_cap: int) -> ExecResult:
         name = f"{self.container}-net"
-        argv = [*self._cmd, "run", "--rm", "-i", "--name", name, *self._flags(network=True), self.config.image, "sh", f"{ARTIFACT_DIR}/{script.name}"]
+        argv = [
+            *self._cmd,
+            "run",
+            "--rm",
+            "-i",
+            "--name",
+            name,
+            *self._flags(network=True),
+            self.config.image,
+            "sh",
+            f"{ARTIFACT_DIR}/{script.name}",
+        ]
 
         def remove(_: subprocess.Popen[bytes]) -> None:
             # Killing the client would leave the container running.
             subprocess.run([*self._cmd, "rm", "-f", "-t", "0", name], env=self._env, capture_output=True, timeout=60)
 
-        return run_process(argv, env=self._env, cwd=self._engine_cwd, timeout=timeout, output_cap=output_cap, config=self.config, kill=remove)
+        return run_process(
+            argv,
+            env=self._env,
+            cwd=self._engine_cwd,
+            timeout=timeout,
+            output_cap=output_cap,
+            config=self.config,
+            kill=remove,
+        )
 
     # -- the command server --------------------------------------------------------------------
 

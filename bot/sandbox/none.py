@@ -53,7 +53,14 @@ class NoSandbox:
         full_env = host_sandbox_env(self._env, env)
         # HOME outside the workspace, so tools' dotfiles never show up in the diff.
         full_env.update({"HOME": self._home, "TMPDIR": tempfile.gettempdir(), "AI_FIX_ARTIFACTS": self.artifact_dir})
-        return run_process(["/bin/sh", "-c", command], env=full_env, cwd=self.workspace, timeout=timeout, output_cap=output_cap, config=self.config)
+        return run_process(
+            ["/bin/sh", "-c", command],
+            env=full_env,
+            cwd=self.workspace,
+            timeout=timeout,
+            output_cap=output_cap,
+            config=self.config,
+        )
 
     def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
         if self._artifacts is None:

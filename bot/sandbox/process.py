@@ -45,7 +45,9 @@ def run_process(
     code = proc.wait()
     duration = time.monotonic() - began
     if not finished:
-        return ExecResult(exit_code=None, output=buffer.text(), dropped_bytes=buffer.dropped, duration_s=duration, timed_out=True)
+        return ExecResult(
+            exit_code=None, output=buffer.text(), dropped_bytes=buffer.dropped, duration_s=duration, timed_out=True
+        )
     return ExecResult(
         exit_code=code, output=buffer.text(), dropped_bytes=buffer.dropped, duration_s=duration,
         killed=killed_reason(code, oom_killed=False, config=config),

@@ -20,7 +20,12 @@ AUTO_ORDER: tuple[str, ...] = ("podman", "docker", "bwrap")
 
 
 def build_sandbox(
-    kind: str, workspace: Path, config: SandboxConfig, *, env: Mapping[str, str] | None = None, ro_paths: Sequence[Path] = ()
+    kind: str,
+    workspace: Path,
+    config: SandboxConfig,
+    *,
+    env: Mapping[str, str] | None = None,
+    ro_paths: Sequence[Path] = (),
 ) -> Sandbox:
     """The backend `kind` (not `auto`), constructed but not started."""
     if kind in ("podman", "docker"):

@@ -64,7 +64,9 @@ def canonical_path(raw: str) -> str:
     rel = normalize_path(raw)
     if rel is None:
         if ".." in raw.split("/"):
-            raise GateRefusal(f"path escapes the workspace: '..' is not allowed in {raw!r}; give the path from the repository root")
+            raise GateRefusal(
+                f"path escapes the workspace: '..' is not allowed in {raw!r}; give the path from the repository root"
+            )
         raise GateRefusal(f"{raw!r} is the repository root, not a file: give a file path")
     for part in rel.split("/"):
         if _looks_like_dotgit(part):
@@ -146,7 +148,9 @@ class PatchGate:
             self._check_scope(rel)
             self._check_on_disk(rel)
         except GateRefusal as refusal:
-            return GateDecision(allowed=False, path=path if isinstance(path, str) else repr(path), reason=refusal.reason)
+            return GateDecision(
+                allowed=False, path=path if isinstance(path, str) else repr(path), reason=refusal.reason
+            )
         return GateDecision(allowed=True, path=rel)
 
     def check_write(self, path: str, content: bytes | str, current: DiffStats) -> GateDecision:
@@ -213,11 +217,16 @@ class PatchGate:
         # each kind of rule errs toward refusing.
         folded = _folded(rel)
         for rules, refusal in (
-            (ALWAYS_DENIED, "{rel} is protected (rule '{glob}'): ai-fix never changes git internals, CI workflows or its own config"),
+            (
+                ALWAYS_DENIED,
+                "{rel} is protected (rule '{glob}'): ai-fix never changes git internals, CI workflows or its own config",
+            ),
             (self.scope.deny, "{rel} is denied by scope rule '{glob}'; change files outside it"),
         ):
             for glob in rules:
-                if glob_match(rel, glob, case_sensitive=False) or glob_match(folded, _folded(glob), case_sensitive=False):
+                if glob_match(rel, glob, case_sensitive=False) or glob_match(
+                    folded, _folded(glob), case_sensitive=False
+                ):
                     raise GateRefusal(refusal.format(rel=rel, glob=glob))
         if not any(glob_match(rel, glob) for glob in self.scope.allow):
             allowed = ", ".join(repr(g) for g in self.scope.allow) or "nothing"
@@ -374,7 +383,9 @@ def apply_write(
     """Write `content` to `path` in the workspace only when the gate allows it; the decision says what happened."""
     root = Path(os.path.realpath(workspace.path))
     if root != gate.root:
-        raise AiFixError(f"the patch gate guards {gate.root}, not this workspace ({root}); build the gate with PatchGate(workspace.path, ...)")
+        raise AiFixError(
+            f"the patch gate guards {gate.root}, not this workspace ({root}); build the gate with PatchGate(workspace.path, ...)"
+        )
     decision = gate.check_write(path, content, current)
     if not decision.allowed:
         return decision
@@ -385,6 +396,8 @@ def apply_write(
     except OSError as exc:
         # ELOOP/ENOTDIR here means a symlink or file appeared on the path after the check.
         return GateDecision(
-            allowed=False, path=decision.path, reason=f"{decision.path}: not written ({exc.strerror}); check the path and retry"
+            allowed=False,
+            path=decision.path,
+            reason=f"{decision.path}: not written ({exc.strerror}); check the path and retry",
         )
     return decision

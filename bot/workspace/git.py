@@ -86,7 +86,9 @@ def check_remote_url(url: str) -> str:
     """Only https (GitHub) and file (tests, local mirrors) URLs, and never with credentials in them."""
     parts = urlsplit(url)
     if parts.scheme not in _SCHEMES or url.startswith("-"):
-        raise WorkspaceError(f"refusing remote {url!r}: ai-fix clones and pushes over https:// (or file:// for local mirrors) only")
+        raise WorkspaceError(
+            f"refusing remote {url!r}: ai-fix clones and pushes over https:// (or file:// for local mirrors) only"
+        )
     if parts.username or parts.password:
         raise WorkspaceError(
             "refusing a remote URL with credentials in it: they would be stored in .git/config; "
@@ -118,7 +120,9 @@ class Workspace:
     # ---- creating and reopening -------------------------------------------------------------
 
     @classmethod
-    def clone(cls, url: str, dest: Path | str, *, branch: str, token: str | None = None, ref: str | None = None) -> Workspace:
+    def clone(
+        cls, url: str, dest: Path | str, *, branch: str, token: str | None = None, ref: str | None = None
+    ) -> Workspace:
         """Clone `url` into `dest` and start the new branch `branch` at `ref` (default: the remote's default branch).
 
         A branch of that name already on the remote (a closed PR's, say) is never reused or
@@ -145,7 +149,9 @@ class Workspace:
             try:
                 start = ws._resolve(f"refs/remotes/origin/{branch}")
             except WorkspaceError:
-                raise WorkspaceError(f"branch {branch!r} does not exist on {url}: start a new one with Workspace.clone") from None
+                raise WorkspaceError(
+                    f"branch {branch!r} does not exist on {url}: start a new one with Workspace.clone"
+                ) from None
             ws._start_branch(start)
         return ws
 
@@ -162,14 +168,23 @@ class Workspace:
         root = _new_job_dir(dest)
         hooks = _make_hooks(root)
         tree = root / "tree"
-        state = WorkspaceState(kind="local", tree=str(tree), git_dir="", hooks=str(hooks), branch=branch, base_sha="", repo=str(repo_path))
+        state = WorkspaceState(
+            kind="local", tree=str(tree), git_dir="", hooks=str(hooks), branch=branch, base_sha="", repo=str(repo_path)
+        )
         ws = cls(root, state)
         user_repo = ["-C", str(repo_path)]
         with _removed_on_failure(root):
             if ws._run([*user_repo, "rev-parse", "--git-dir"], check=False).returncode != 0:
-                raise WorkspaceError(f"{repo_path} is not a git repository: pass the root of a git checkout (git init; git commit)")
+                raise WorkspaceError(
+                    f"{repo_path} is not a git repository: pass the root of a git checkout (git init; git commit)"
+                )
             start = ws._resolve(ref or "HEAD", prefix=user_repo)
-            if ws._run([*user_repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], check=False).returncode == 0:
+            if (
+                ws._run(
+                    [*user_repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], check=False
+                ).returncode
+                == 0
+            ):
                 raise WorkspaceError(
                     f"branch {branch!r} already exists in {repo_path}: delete it (git branch -D {branch}) "
                     "or keep it and give the task a different title"
@@ -188,22 +203,46 @@ class Workspace:
         try:
             state = WorkspaceState.model_validate_json((root / STATE_FILE).read_text())
         except FileNotFoundError:
-            raise WorkspaceError(f"{root} has no {STATE_FILE}: it is not an ai-fix job directory; start a new job") from None
+            raise WorkspaceError(
+                f"{root} has no {STATE_FILE}: it is not an ai-fix job directory; start a new job"
+            ) from None
         ws = cls(root, state)
         if not Path(state.git_dir).is_dir():
-            raise WorkspaceError(f"{root}: its git directory {state.git_dir} is gone; remove {root} and start a new job")
+            raise WorkspaceError(
+                f"{root}: its git directory {state.git_dir} is gone; remove {root} and start a new job"
+            )
         ws.rollback()
         return ws
 
     @classmethod
-    def _cloned(cls, url: str, root: Path, token: str | None, *, kind: Literal["clone", "existing"], branch: str) -> Workspace:
+    def _cloned(
+        cls, url: str, root: Path, token: str | None, *, kind: Literal["clone", "existing"], branch: str
+    ) -> Workspace:
         check_remote_url(url)
         hooks = _make_hooks(root)
         tree, git_dir = root / "tree", root / "git"
-        state = WorkspaceState(kind=kind, tree=str(tree), git_dir=str(git_dir), hooks=str(hooks), branch=branch, base_sha="", remote_url=url)
+        state = WorkspaceState(
+            kind=kind,
+            tree=str(tree),
+            git_dir=str(git_dir),
+            hooks=str(hooks),
+            branch=branch,
+            base_sha="",
+            remote_url=url,
+        )
         ws = cls(root, state)
         ws._run(
-            ["clone", "-q", "--no-checkout", f"--separate-git-dir={git_dir}", "--config", f"core.hooksPath={hooks}", "--", url, str(tree)],
+            [
+                "clone",
+                "-q",
+                "--no-checkout",
+                f"--separate-git-dir={git_dir}",
+                "--config",
+                f"core.hooksPath={hooks}",
+                "--",
+                url,
+                str(tree),
+            ],
             env=auth_env(token, url) if token else None,
             secrets=[token] if token else [],
             timeout=NETWORK_TIMEOUT,
@@ -233,7 +272,9 @@ class Workspace:
     def diff(self) -> str:
         """The whole change against the base commit, untracked files included, as a unified diff."""
         with self._scratch_index() as env:
-            done = self._git("diff", "--cached", "--no-renames", "--no-ext-diff", "--no-textconv", self.base_sha, env=env)
+            done = self._git(
+                "diff", "--cached", "--no-renames", "--no-ext-diff", "--no-textconv", self.base_sha, env=env
+            )
         return done.stdout.decode("utf-8", "replace")
 
     def stats(self) -> DiffStats:
@@ -307,7 +348,9 @@ class Workspace:
     # ---- plumbing --------------------------------------------------------------------------
 
     def _free_branch_name(self, wanted: str) -> str:
-        taken = set(self._git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").stdout.decode().split())
+        taken = set(
+            self._git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").stdout.decode().split()
+        )
         name, n = wanted, 1
         while name in taken:
             n += 1
@@ -373,7 +416,9 @@ class Workspace:
         timeout: int = LOCAL_TIMEOUT,
     ) -> subprocess.CompletedProcess[bytes]:
         located = [f"--git-dir={self.state.git_dir}", f"--work-tree={self.state.tree}", *args]
-        return self._run(located, check=check, env=env, secrets=secrets, input=input, timeout=timeout, cwd=self.state.tree)
+        return self._run(
+            located, check=check, env=env, secrets=secrets, input=input, timeout=timeout, cwd=self.state.tree
+        )
 
     def _run(
         self,
@@ -389,10 +434,18 @@ class Workspace:
         command = ["git", *_safety_config(self.state.hooks), *args]
         try:
             done = subprocess.run(
-                command, env=_git_environment(env), input=input, capture_output=True, timeout=timeout, cwd=cwd or self.root, check=False
+                command,
+                env=_git_environment(env),
+                input=input,
+                capture_output=True,
+                timeout=timeout,
+                cwd=cwd or self.root,
+                check=False,
             )
         except subprocess.TimeoutExpired:
-            raise WorkspaceError(f"git {_verb(args)} took over {timeout} s and was stopped: check the network or the repository size") from None
+            raise WorkspaceError(
+                f"git {_verb(args)} took over {timeout} s and was stopped: check the network or the repository size"
+            ) from None
         if check and done.returncode != 0:
             stderr = redact(done.stderr.decode("utf-8", "replace").strip(), secrets or [])
             raise WorkspaceError(f"git {_verb(args)} failed (exit {done.returncode}): {stderr}; {_hint(stderr)}")
@@ -474,7 +527,11 @@ def _parse_stats(raw: bytes, numstat: bytes) -> DiffStats:
             continue
         added, removed, path = record.split(b"\t", 2)
         binary = added == b"-"
-        counts[path.decode("utf-8", "surrogateescape")] = (0 if binary else int(added), 0 if binary else int(removed), binary)
+        counts[path.decode("utf-8", "surrogateescape")] = (
+            0 if binary else int(added),
+            0 if binary else int(removed),
+            binary,
+        )
     files: list[FileChange] = []
     fields = raw.split(b"\0")
     for header, path_bytes in zip(fields[0::2], fields[1::2]):

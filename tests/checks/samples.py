@@ -84,7 +84,18 @@ def run_pytest(root: Path, *args: str) -> PytestRun:
     """pytest for real, on the host, the way the runner asks for it inside a sandbox."""
     report = root.parent / f"{root.name}-junit-{uuid.uuid4().hex[:8]}.xml"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", "-o", "junit_family=xunit1", *args],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--junitxml={report}",
+            "-o",
+            "junit_family=xunit1",
+            *args,
+        ],
         cwd=root,
         capture_output=True,
         text=True,

@@ -114,18 +114,28 @@ def test_command_not_found_is_an_environment_error(shell: str) -> None:
     real = subprocess.run([shell, "-c", "no-such-tool-xyz --check"], capture_output=True, text=True)
     result = ExecResult(exit_code=real.returncode, output=real.stderr, duration_s=0.1)
     status, reason = classify(result, timeout=60, limits=LIMITS)
-    assert (status, reason) == ("error", "command not found: no-such-tool-xyz; install it in the sandbox image or add a setup command")
+    assert (status, reason) == (
+        "error",
+        "command not found: no-such-tool-xyz; install it in the sandbox image or add a setup command",
+    )
 
 
 def test_limits_and_timeouts_are_named() -> None:
     timed = ExecResult(exit_code=None, output="", duration_s=5, timed_out=True)
-    assert classify(timed, timeout=5, limits=LIMITS) == ("timeout", "did not finish within 5 s; its whole process tree was killed")
+    assert classify(timed, timeout=5, limits=LIMITS) == (
+        "timeout",
+        "did not finish within 5 s; its whole process tree was killed",
+    )
     oom = ExecResult(exit_code=137, output="", duration_s=1, killed="killed by the out-of-memory killer")
     assert classify(oom, timeout=5, limits=LIMITS) == ("killed", "killed by the out-of-memory killer")
     eagain = "BlockingIOError: [Errno 11] Resource temporarily unavailable"
-    forks = ExecResult(exit_code=1, output=f'  File "fork.py", line 3, in <module>\n    if os.fork() == 0:\n{eagain}', duration_s=1)
+    forks = ExecResult(
+        exit_code=1, output=f'  File "fork.py", line 3, in <module>\n    if os.fork() == 0:\n{eagain}', duration_s=1
+    )
     assert classify(forks, timeout=5, limits=LIMITS) == ("killed", "hit the sandbox's process limit (512 processes)")
-    socket_eagain = ExecResult(exit_code=1, output=f'  File "net.py", line 9, in read\n    sock.recv(10)\n{eagain}', duration_s=1)
+    socket_eagain = ExecResult(
+        exit_code=1, output=f'  File "net.py", line 9, in read\n    sock.recv(10)\n{eagain}', duration_s=1
+    )
     assert classify(socket_eagain, timeout=5, limits=LIMITS) == ("fail", "")
     memory = ExecResult(exit_code=1, output="Traceback (most recent call last):\nMemoryError\n", duration_s=1)
     assert classify(memory, timeout=5, limits=LIMITS) == ("killed", "hit the sandbox's memory limit (2048 MiB)")
@@ -205,7 +215,9 @@ def test_summary_of_an_environment_error_leads_with_the_reason(runs: Runs) -> No
 
 
 def test_summary_without_junit_uses_the_traceback_or_the_tail() -> None:
-    out = 'Traceback (most recent call last):\n  File "/workspace/app.py", line 3, in main\n    boom()\nValueError: bad\n'
+    out = (
+        'Traceback (most recent call last):\n  File "/workspace/app.py", line 3, in main\n    boom()\nValueError: bad\n'
+    )
     summary = summarize("fail", "", out, [], workdir="/workspace", changed_files=["app.py"])
     assert summary == "fail\nValueError: bad\nfirst frame in the project: app.py:3 in main"
     tail = summarize("fail", "", "\n".join(f"line {i}" for i in range(100)), [])
@@ -214,7 +226,10 @@ def test_summary_without_junit_uses_the_traceback_or_the_tail() -> None:
 
 
 def test_fold_repeats() -> None:
-    assert fold_repeats("a\na\na\nb\nb\nc") == "a\n[previous line repeated 2 more times]\nb\n[previous line repeated 1 more times]\nc"
+    assert (
+        fold_repeats("a\na\na\nb\nb\nc")
+        == "a\n[previous line repeated 2 more times]\nb\n[previous line repeated 1 more times]\nc"
+    )
 
 
 def test_frames_from_python_pytest_and_node() -> None:

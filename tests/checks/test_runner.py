@@ -40,7 +40,12 @@ def box(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 def test_checks_are_run_classified_and_summarised(box: Sandbox) -> None:
     run = run_checks(box, CHECKS, commit="abc123", secrets=[SECRET], changed_files=["calc.py"])
     assert run.commit == "abc123"
-    assert [(r.name, r.status) for r in run.results] == [("unit", "fail"), ("ok", "pass"), ("deps", "error"), ("lint", "error")]
+    assert [(r.name, r.status) for r in run.results] == [
+        ("unit", "fail"),
+        ("ok", "pass"),
+        ("deps", "error"),
+        ("lint", "error"),
+    ]
     unit, ok, deps, lint = run.results
     assert {t.id: t.status for t in unit.tests} == {
         "tests/test_calc.py::test_add": "fail",
@@ -92,6 +97,9 @@ def test_setup_runs_in_order_and_stops_at_the_first_failure(box: Sandbox) -> Non
 
 def test_a_timeout_is_reported_with_the_checks_limit(box: Sandbox) -> None:
     result = run_checks(box, [Check(name="hang", run="sleep 30", timeout=1)], commit="a").results[0]
-    assert (result.status, result.reason, result.exit_code) == ("timeout", "did not finish within 1 s; its whole process tree was killed", None)
+    assert (result.status, result.reason, result.exit_code) == (
+        "timeout",
+        "did not finish within 1 s; its whole process tree was killed",
+        None,
+    )
     assert result.summary.startswith("timeout: did not finish within 1 s")
-

@@ -14,9 +14,7 @@ from bot.context.tags import FileTags
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
-    ).stdout
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
 
 
 def write(root: Path, files: dict[str, str]) -> None:

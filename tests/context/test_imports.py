@@ -43,7 +43,9 @@ def polyglot(tmp_path_factory: pytest.TempPathFactory) -> RepoContext:
         ("java/src/com/shop/Cart.java", "java/src/com/shop/pricing/Discount.java"),
     ],
 )
-def test_an_import_links_the_importing_file_to_the_imported_one(polyglot: RepoContext, source: str, target: str) -> None:
+def test_an_import_links_the_importing_file_to_the_imported_one(
+    polyglot: RepoContext, source: str, target: str
+) -> None:
     index = polyglot.index
     importer, imported = index.ids[source], index.ids[target]
     assert imported in index.import_out.get(importer)

@@ -74,7 +74,10 @@ def test_a_quoted_error_message_finds_the_file_that_raises_it(tmp_path: Path) ->
         },
     )
     context = RepoContext(repo, tmp_path / "cache")
-    assert _files(context, Query(text="Startup fails: (models.E028) db_table is used by multiple models"))[0] == "app/checks.py"
+    assert (
+        _files(context, Query(text="Startup fails: (models.E028) db_table is used by multiple models"))[0]
+        == "app/checks.py"
+    )
 
 
 def test_a_numbered_module_named_in_the_issue_ranks_first(tmp_path: Path) -> None:
@@ -90,7 +93,9 @@ def test_a_numbered_module_named_in_the_issue_ranks_first(tmp_path: Path) -> Non
         },
     )
     context = RepoContext(repo, tmp_path / "cache")
-    files = _files(context, Query(text="Migration auth.0011_update_proxy_permissions fails when a migration is applied"))
+    files = _files(
+        context, Query(text="Migration auth.0011_update_proxy_permissions fails when a migration is applied")
+    )
     assert files[0] == "auth/migrations/0011_update_proxy_permissions.py"
 
 
@@ -178,7 +183,9 @@ def test_a_module_named_after_a_function_in_the_issue_is_its_home(tmp_path: Path
         )
         for n in range(6)
     }
-    repo = make_repo(tmp_path / "app", {**users, "assumptions/refine.py": "def refine(expr, assumptions=True):\n    return expr\n"})
+    repo = make_repo(
+        tmp_path / "app", {**users, "assumptions/refine.py": "def refine(expr, assumptions=True):\n    return expr\n"}
+    )
     context = RepoContext(repo, tmp_path / "cache")
     ranked = context.rank(Query(text="`refine()` does not simplify the argument of a complex number"))
     by_path = {context.index.paths[r.fid]: r for r in ranked}

@@ -10,60 +10,86 @@ from bot.context.tags import extract_tags
 SAMPLES = {
     "python": (
         "pkg/mod.py",
-        ("import os\nfrom .util import helper\nfrom a.b import c as d\n\nLIMIT = 3\n\n"
-         "class Parser(Base):\n    '''Parses tokens.'''\n\n    @property\n    def size(self):\n        return helper(LIMIT)\n\n"
-         "def parse_file(path):\n    return Parser().size\n"),
+        (
+            "import os\nfrom .util import helper\nfrom a.b import c as d\n\nLIMIT = 3\n\n"
+            "class Parser(Base):\n    '''Parses tokens.'''\n\n    @property\n    def size(self):\n        return helper(LIMIT)\n\n"
+            "def parse_file(path):\n    return Parser().size\n"
+        ),
         {("Parser", "class"), ("size", "function"), ("parse_file", "function"), ("LIMIT", "constant")},
         {"os", ".util", ".util.helper", "a.b.c"},
         {"helper", "Base"},
     ),
     "javascript": (
         "src/app.js",
-        ("import { render } from './view';\nconst fs = require('fs');\n"
-         "class Widget extends Base {\n  draw() { return render(this.size); }\n}\n"
-         "function makeWidget() { return new Widget(); }\nconst build = () => makeWidget();\n"),
+        (
+            "import { render } from './view';\nconst fs = require('fs');\n"
+            "class Widget extends Base {\n  draw() { return render(this.size); }\n}\n"
+            "function makeWidget() { return new Widget(); }\nconst build = () => makeWidget();\n"
+        ),
         {("Widget", "class"), ("draw", "method"), ("makeWidget", "function"), ("build", "function")},
         {"./view", "fs"},
         {"render", "Base", "size"},
     ),
     "typescript": (
         "src/model.ts",
-        ("import { Store } from '../store';\n"
-         "export interface Shape { area(): number }\n"
-         "export type Id = string;\n"
-         "enum Color { Red }\n"
-         "export class Circle implements Shape {\n  area(): number { return Math.PI * this.radius; }\n}\n"
-         "export function load(store: Store): Circle { return store.get(); }\n"),
-        {("Shape", "interface"), ("Id", "type"), ("Color", "enum"), ("Circle", "class"), ("area", "method"), ("load", "function")},
+        (
+            "import { Store } from '../store';\n"
+            "export interface Shape { area(): number }\n"
+            "export type Id = string;\n"
+            "enum Color { Red }\n"
+            "export class Circle implements Shape {\n  area(): number { return Math.PI * this.radius; }\n}\n"
+            "export function load(store: Store): Circle { return store.get(); }\n"
+        ),
+        {
+            ("Shape", "interface"),
+            ("Id", "type"),
+            ("Color", "enum"),
+            ("Circle", "class"),
+            ("area", "method"),
+            ("load", "function"),
+        },
         {"../store"},
         {"Store", "radius", "PI"},
     ),
     "go": (
         "server/handler.go",
-        ('package server\n\nimport (\n\t"fmt"\n\t"example.com/app/store"\n)\n\n'
-         "const MaxUsers = 10\n\ntype Handler struct{ db store.DB }\n\n"
-         "func (h *Handler) Serve(name string) string { return fmt.Sprintf(\"%s\", h.db.Lookup(name)) }\n\n"
-         "func NewHandler() *Handler { return &Handler{} }\n"),
+        (
+            'package server\n\nimport (\n\t"fmt"\n\t"example.com/app/store"\n)\n\n'
+            "const MaxUsers = 10\n\ntype Handler struct{ db store.DB }\n\n"
+            'func (h *Handler) Serve(name string) string { return fmt.Sprintf("%s", h.db.Lookup(name)) }\n\n'
+            "func NewHandler() *Handler { return &Handler{} }\n"
+        ),
         {("Handler", "type"), ("Serve", "method"), ("NewHandler", "function"), ("MaxUsers", "constant")},
         {"fmt", "example.com/app/store"},
         {"Lookup", "Sprintf", "DB"},
     ),
     "rust": (
         "src/lib.rs",
-        ("mod parser;\nuse crate::parser::Token;\n\n"
-         "pub struct Lexer { pos: usize }\n\npub enum Kind { Word }\n\npub trait Scan { fn scan(&self) -> Token; }\n\n"
-         "impl Scan for Lexer {\n    fn scan(&self) -> Token { Token::new(self.pos) }\n}\n\n"
-         "macro_rules! tok { () => {} }\n"),
-        {("Lexer", "class"), ("Kind", "enum"), ("Scan", "interface"), ("scan", "function"), ("parser", "module"), ("tok", "macro")},
+        (
+            "mod parser;\nuse crate::parser::Token;\n\n"
+            "pub struct Lexer { pos: usize }\n\npub enum Kind { Word }\n\npub trait Scan { fn scan(&self) -> Token; }\n\n"
+            "impl Scan for Lexer {\n    fn scan(&self) -> Token { Token::new(self.pos) }\n}\n\n"
+            "macro_rules! tok { () => {} }\n"
+        ),
+        {
+            ("Lexer", "class"),
+            ("Kind", "enum"),
+            ("Scan", "interface"),
+            ("scan", "function"),
+            ("parser", "module"),
+            ("tok", "macro"),
+        },
         {"parser", "crate::parser::Token"},
         {"Token", "pos", "new"},
     ),
     "java": (
         "src/main/java/com/shop/Cart.java",
-        ("package com.shop;\n\nimport com.shop.pricing.Discount;\nimport java.util.List;\n\n"
-         "public class Cart {\n  private List<Item> items;\n  public Cart() {}\n"
-         "  public double total() { return Discount.apply(items.size()); }\n}\n"
-         "interface Priced { double price(); }\n"),
+        (
+            "package com.shop;\n\nimport com.shop.pricing.Discount;\nimport java.util.List;\n\n"
+            "public class Cart {\n  private List<Item> items;\n  public Cart() {}\n"
+            "  public double total() { return Discount.apply(items.size()); }\n}\n"
+            "interface Priced { double price(); }\n"
+        ),
         {("Cart", "class"), ("total", "method"), ("Priced", "interface"), ("price", "method")},
         {"com.shop.pricing.Discount", "java.util.List"},
         {"Discount", "Item", "apply"},
@@ -95,7 +121,9 @@ def test_terms_split_identifiers_and_read_docstrings() -> None:
 
 
 def test_string_literals_are_searchable_so_a_quoted_error_message_finds_its_file() -> None:
-    tags = extract_tags(b"def check(table):\n    raise Error(\"db_table '%s' is used by several models\", id='models.E028')\n", "python")
+    tags = extract_tags(
+        b"def check(table):\n    raise Error(\"db_table '%s' is used by several models\", id='models.E028')\n", "python"
+    )
     assert {"db_table", "e028", "several", "model"} <= set(tags.terms)
     # Words inside strings are terms, not references: they link no file to another.
     assert "several" not in tags.references

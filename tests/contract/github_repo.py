@@ -34,7 +34,7 @@ def serve_files(fake: FakeGitHub, repo: str, files: dict[str, str], *, branch: s
             body.update(encoding="base64", content=base64.b64encode(files[path].encode()).decode())
             return httpx.Response(200, json=body)
         prefix = f"{path}/" if path else ""
-        children = {p[len(prefix):].split("/", 1)[0] for p in files if p.startswith(prefix)}
+        children = {p[len(prefix) :].split("/", 1)[0] for p in files if p.startswith(prefix)}
         if not children:
             return httpx.Response(404, json={"message": "Not Found"})
         listing = []

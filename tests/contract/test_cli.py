@@ -38,7 +38,9 @@ def test_contract_exits_2_on_usage_and_config_errors(tmp_path: Path) -> None:
     issue.write_text("# T\n")
     broken = run("contract", "--repo", str(repo), "--issue", str(issue))
     assert broken.returncode == 2 and broken.stdout == ""
-    assert "ai-fix contract: .github/ai-fix.yml line 2: sandbox.network: must be one of 'none' or 'setup'" in broken.stderr
+    assert (
+        "ai-fix contract: .github/ai-fix.yml line 2: sandbox.network: must be one of 'none' or 'setup'" in broken.stderr
+    )
     missing = run("contract", "--repo", str(repo), "--issue", str(tmp_path / "nope.md"))
     assert missing.returncode == 2 and "cannot read the issue file" in missing.stderr
     not_repo = run("contract", "--repo", str(tmp_path), "--issue", str(issue))

@@ -38,19 +38,37 @@ def test_empty_file_is_all_defaults_and_sets_no_keys() -> None:
 
 
 BROKEN = [
-    ("checks:\n  - name: tests\n    run: pytest\n    timeout: ten\n", "line 4: checks[0].timeout: must be an integer (got 'ten')"),
-    ("checks:\n  - name: tests\n    command: pytest\n", "line 3: checks[0].command: unknown key; allowed here: name, run, timeout"),
+    (
+        "checks:\n  - name: tests\n    run: pytest\n    timeout: ten\n",
+        "line 4: checks[0].timeout: must be an integer (got 'ten')",
+    ),
+    (
+        "checks:\n  - name: tests\n    command: pytest\n",
+        "line 3: checks[0].command: unknown key; allowed here: name, run, timeout",
+    ),
     ("checks:\n  - name: tests\n    command: pytest\n", "line 2: checks[0].run: required key is missing"),
-    ("budget:\n  max_steps: 30\n  max_cost: 3\n", "line 3: budget.max_cost: unknown key; allowed here: max_steps, max_cost_usd"),
+    (
+        "budget:\n  max_steps: 30\n  max_cost: 3\n",
+        "line 3: budget.max_cost: unknown key; allowed here: max_steps, max_cost_usd",
+    ),
     ("budget: {max_steps: -1}\n", "line 1: budget.max_steps: must be a positive number (got -1)"),
     ("budget: {max_steps: true}\n", "line 1: budget.max_steps: must be an integer (got True)"),
-    ("sandbox:\n  image: x\n  network: off\n", "line 3: sandbox.network: must be one of 'none' or 'setup' (got False) (YAML reads"),
+    (
+        "sandbox:\n  image: x\n  network: off\n",
+        "line 3: sandbox.network: must be one of 'none' or 'setup' (got False) (YAML reads",
+    ),
     ("sandbox: {pids: 0}\n", "line 1: sandbox.pids: must be a positive number (got 0)"),
     ("setup: pip install .\n", "line 1: setup: must be a list (got 'pip install .')"),
     ("scope:\n  allow: src/**\n", "line 2: scope.allow: must be a list (got 'src/**')"),
-    ("checks: []\nextra: 1\n", "line 2: extra: unknown key; allowed here: checks, setup, scope, budget, sandbox, model"),
+    (
+        "checks: []\nextra: 1\n",
+        "line 2: extra: unknown key; allowed here: checks, setup, scope, budget, sandbox, model",
+    ),
     ("budget: {max_steps: 1}\nbudget: {max_steps: 2}\n", "line 2: budget: duplicate key; keep only one"),
-    ("checks:\n  - {name: a, run: x}\n  - {name: a, run: y}\n", "line 2: checks: check names must be unique; repeated: a"),
+    (
+        "checks:\n  - {name: a, run: x}\n  - {name: a, run: y}\n",
+        "line 2: checks: check names must be unique; repeated: a",
+    ),
     ("checks: [\n  name: a\n", "line 3: not valid YAML"),
     ("- just\n- a list\n", "line 1: the file must be a mapping with the keys checks, setup"),
     ("model: {name: 5}\n", "line 1: model.name: must be a string (got 5)"),

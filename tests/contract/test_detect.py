@@ -14,7 +14,10 @@ from .repos import commit, git, make_repo, write
 
 ECOSYSTEMS = [
     pytest.param(
-        {"pyproject.toml": "[project]\nname='x'\n[tool.pytest.ini_options]\n[tool.ruff]\n[tool.mypy]\nfiles = ['src']\n", "src/x.py": ""},
+        {
+            "pyproject.toml": "[project]\nname='x'\n[tool.pytest.ini_options]\n[tool.ruff]\n[tool.mypy]\nfiles = ['src']\n",
+            "src/x.py": "",
+        },
         [("pytest", "python -m pytest -q"), ("ruff", "ruff check ."), ("mypy", "python -m mypy")],
         id="python pyproject: pytest, ruff, mypy with files",
     ),
@@ -23,7 +26,11 @@ ECOSYSTEMS = [
         [("pytest", "python -m pytest -q"), ("flake8", "python -m flake8"), ("mypy", "python -m mypy .")],
         id="python setup.cfg: tests dir, flake8, mypy",
     ),
-    pytest.param({"tox.ini": "[tox]\nenvlist = py311\n[testenv]\ncommands = unittest\n"}, [("tox", "tox")], id="tox without pytest"),
+    pytest.param(
+        {"tox.ini": "[tox]\nenvlist = py311\n[testenv]\ncommands = unittest\n"},
+        [("tox", "tox")],
+        id="tox without pytest",
+    ),
     pytest.param({"noxfile.py": "import nox\n"}, [("nox", "nox")], id="nox"),
     pytest.param(
         {"package.json": '{"scripts": {"test": "jest", "lint": "eslint ."}}', "yarn.lock": ""},
@@ -37,7 +44,9 @@ ECOSYSTEMS = [
     ),
     pytest.param({"go.mod": "module example.com/x\n", "x_test.go": ""}, [("go-test", "go test ./...")], id="go"),
     pytest.param({"Cargo.toml": "[package]\nname='x'\n"}, [("cargo-test", "cargo test")], id="rust"),
-    pytest.param({"Makefile": "all:\n\tcc x.c\ntest: all\n\t./run-tests\n"}, [("make-test", "make test")], id="make only"),
+    pytest.param(
+        {"Makefile": "all:\n\tcc x.c\ntest: all\n\t./run-tests\n"}, [("make-test", "make test")], id="make only"
+    ),
     pytest.param(
         {"Makefile": "test:\n\tpytest\n", "pytest.ini": "[pytest]\n"},
         [("pytest", "python -m pytest -q")],

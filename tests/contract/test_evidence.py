@@ -7,7 +7,7 @@ import pytest
 from bot.contract.evidence import find_evidence
 
 CASES = [
-    ("Traceback (most recent call last):\n  File \"a.py\", line 1", ["traceback"]),
+    ('Traceback (most recent call last):\n  File "a.py", line 1', ["traceback"]),
     ("    at parse (src/parse.js:10:5)", ["traceback"]),
     ("panic: runtime error: index out of range", ["traceback"]),
     ("thread 'main' panicked at src/main.rs:2:5", ["traceback"]),

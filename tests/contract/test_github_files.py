@@ -19,12 +19,18 @@ from .github_repo import serve_files
 
 @pytest.fixture
 def client(fake_github: FakeGitHub) -> Iterator[RepoClient]:
-    app = GitHubApp(fake_github.app_id, fake_github.private_key_pem, base_url=fake_github.base_url, retry=RetryPolicy(backoff=0.01))
+    app = GitHubApp(
+        fake_github.app_id, fake_github.private_key_pem, base_url=fake_github.base_url, retry=RetryPolicy(backoff=0.01)
+    )
     yield app.for_repo(INSTALLATION, REPO)
 
 
 def test_reads_files_and_listings_from_the_default_branch(fake_github: FakeGitHub, client: RepoClient) -> None:
-    refs = serve_files(fake_github, REPO, {"pyproject.toml": "[tool.pytest.ini_options]\n", "src/app.py": "x = 1\n", "AGENTS.md": "Be brief. ✓"})
+    refs = serve_files(
+        fake_github,
+        REPO,
+        {"pyproject.toml": "[tool.pytest.ini_options]\n", "src/app.py": "x = 1\n", "AGENTS.md": "Be brief. ✓"},
+    )
     files = GitHubRepoFiles(client.rest, REPO, "main")
     assert files.read_text("AGENTS.md") == "Be brief. ✓"
     assert files.read_text("CLAUDE.md") is None
@@ -36,6 +42,9 @@ def test_reads_files_and_listings_from_the_default_branch(fake_github: FakeGitHu
 
 
 def test_a_refused_read_is_a_github_error_naming_the_permission(fake_github: FakeGitHub, client: RepoClient) -> None:
-    fake_github.on("repos/get-content", lambda call: httpx.Response(403, json={"message": "Resource not accessible by integration"}))
+    fake_github.on(
+        "repos/get-content",
+        lambda call: httpx.Response(403, json={"message": "Resource not accessible by integration"}),
+    )
     with pytest.raises(GitHubError, match="Contents: read"):
         GitHubRepoFiles(client.rest, REPO, "main").read_text("AGENTS.md")

@@ -54,7 +54,14 @@ def test_case_insensitive_matching_is_explicit() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    [".git/config", ".GIT/hooks/pre-commit", ".github/workflows/ci.yml", ".GitHub/Workflows/x.yml", ".github/ai-fix.yml", "./.github/AI-FIX.yml"],
+    [
+        ".git/config",
+        ".GIT/hooks/pre-commit",
+        ".github/workflows/ci.yml",
+        ".GitHub/Workflows/x.yml",
+        ".github/ai-fix.yml",
+        "./.github/AI-FIX.yml",
+    ],
 )
 def test_always_denied_even_when_the_scope_forgets_them(path: str) -> None:
     assert not path_in_scope(path, Scope(allow=["**"], deny=[]))
@@ -147,8 +154,16 @@ def _generalise(pattern: str, which: list[int], by: str) -> str:
 
 
 @settings(max_examples=600, deadline=None)
-@given(_pattern_and_member(), _PATTERNS, st.lists(st.integers(0, 3), max_size=2), st.sampled_from(["*", "**", "?*"]), st.booleans())
-def test_glob_within_is_sound(inner_and_path: tuple[str, str], other: str, which: list[int], by: str, related: bool) -> None:
+@given(
+    _pattern_and_member(),
+    _PATTERNS,
+    st.lists(st.integers(0, 3), max_size=2),
+    st.sampled_from(["*", "**", "?*"]),
+    st.booleans(),
+)
+def test_glob_within_is_sound(
+    inner_and_path: tuple[str, str], other: str, which: list[int], by: str, related: bool
+) -> None:
     """Whenever glob_within says inner ⊆ outer, a path inner matches is matched by outer.
 
     Half the outers are the inner pattern with segments generalised, so `within` is often true."""
@@ -174,7 +189,9 @@ def test_glob_within_is_reflexive_and_everything_is_within_doublestar(pattern: s
     st.lists(_PATTERNS, max_size=2),
     _PATHS,
 )
-def test_narrowing_never_widens(config_allow: list[str], config_deny: list[str], issue_allow: list[str], issue_deny: list[str], path: str) -> None:
+def test_narrowing_never_widens(
+    config_allow: list[str], config_deny: list[str], issue_allow: list[str], issue_deny: list[str], path: str
+) -> None:
     config = base_scope(config_allow, config_deny)
     narrowed, notes = narrow_scope(config, issue_allow, issue_deny, "issue")
     if path_in_scope(path, narrowed):
@@ -185,7 +202,11 @@ def test_narrowing_never_widens(config_allow: list[str], config_deny: list[str],
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_PATTERNS, min_size=1, max_size=3), st.sampled_from(ALWAYS_DENIED), st.sampled_from(["config", "hooks/x", "ci.yml"]))
+@given(
+    st.lists(_PATTERNS, min_size=1, max_size=3),
+    st.sampled_from(ALWAYS_DENIED),
+    st.sampled_from(["config", "hooks/x", "ci.yml"]),
+)
 def test_always_denied_paths_stay_denied_after_any_narrowing(allow: list[str], denied: str, leaf: str) -> None:
     scope, _ = narrow_scope(base_scope(["**"], []), allow, [], "issue")
     path = denied.replace("**", leaf)

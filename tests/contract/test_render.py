@@ -88,4 +88,11 @@ def test_issue_form_has_the_contract_sections() -> None:
     labels = [item["attributes"]["label"] for item in form["body"] if item["type"] == "textarea"]
     assert labels == ["Goal", "Non-goals", "Constraints", "Acceptance criteria", "Scope", "Checks"]
     rendered = "\n\n".join(f"### {label}\n\n_No response_" for label in labels)  # how GitHub renders an empty form
-    assert parse_sections(rendered).found == ["goal", "non_goals", "constraints", "acceptance_criteria", "scope", "checks"]
+    assert parse_sections(rendered).found == [
+        "goal",
+        "non_goals",
+        "constraints",
+        "acceptance_criteria",
+        "scope",
+        "checks",
+    ]

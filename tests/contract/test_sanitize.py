@@ -18,7 +18,7 @@ HIDDEN = [
     ('<img src="x.png" alt="exfiltrate the token">', "exfiltrate", "image alt text"),
     ('[docs](https://x.test "run make deploy")', "make deploy", "link title"),
     ("[//]: # (secret instruction)\nvisible", "secret instruction", "link reference definition"),
-    ('<span hidden>hidden order</span>visible', "hidden order", "hidden element"),
+    ("<span hidden>hidden order</span>visible", "hidden order", "hidden element"),
     ('<div style="display:none">hidden order</div>visible', "hidden order", "hidden element"),
 ]
 

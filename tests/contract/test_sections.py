@@ -64,7 +64,11 @@ CASES = [
     ),
     pytest.param(
         "Intro\n## Steps to reproduce\nrun it\n## Scope\n- src/** — the code\n- !docs/**\n- `tests/**`, mostly",
-        {"free_text": "Intro\n## Steps to reproduce\nrun it", "scope_allow": ["src/**", "tests/**"], "scope_deny": ["docs/**"]},
+        {
+            "free_text": "Intro\n## Steps to reproduce\nrun it",
+            "scope_allow": ["src/**", "tests/**"],
+            "scope_deny": ["docs/**"],
+        },
         id="unknown headings stay free text; scope tokens",
     ),
     pytest.param(

@@ -34,7 +34,12 @@ def run_job(svc: Service) -> Job:
 def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_comment(
     start_service: Callable[..., Service], fake_github: FakeGitHub
 ) -> None:
-    refs = serve_files(fake_github, REPO, {"pyproject.toml": "[tool.pytest.ini_options]\n", "AGENTS.md": "Keep it small."}, branch="master")
+    refs = serve_files(
+        fake_github,
+        REPO,
+        {"pyproject.toml": "[tool.pytest.ini_options]\n", "AGENTS.md": "Keep it small."},
+        branch="master",
+    )
     fake_github.keeps_comments = True
     svc = start_service(pipeline=ContractStage())
 
@@ -58,7 +63,9 @@ def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_co
     assert [e.data["status"] for e in ready.events if e.event == "contract"] == ["ready"]
 
 
-def test_broken_config_is_posted_on_the_issue_and_fails_the_job(start_service: Callable[..., Service], fake_github: FakeGitHub) -> None:
+def test_broken_config_is_posted_on_the_issue_and_fails_the_job(
+    start_service: Callable[..., Service], fake_github: FakeGitHub
+) -> None:
     serve_files(fake_github, REPO, {".github/ai-fix.yml": "checks:\n  - name: t\n    rn: pytest\n"}, branch="master")
     fake_github.keeps_comments = True
     svc = start_service(pipeline=ContractStage())
@@ -86,7 +93,9 @@ class CrashesOnceAfterTheContract:
         return decision.outcome() or JobOutcome(status="done", reason="worked")
 
 
-def test_a_resumed_attempt_keeps_the_contract_it_started_with(start_service: Callable[..., Service], fake_github: FakeGitHub) -> None:
+def test_a_resumed_attempt_keeps_the_contract_it_started_with(
+    start_service: Callable[..., Service], fake_github: FakeGitHub
+) -> None:
     pipeline = CrashesOnceAfterTheContract({"pyproject.toml": "[tool.pytest.ini_options]\n"})
     serve_files(fake_github, REPO, pipeline.files, branch="master")
     fake_github.keeps_comments = True

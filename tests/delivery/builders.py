@@ -31,8 +31,13 @@ def run(commit: str, test_status: str, check_status: str, *, output: str = "") -
                 duration_s=1.25,
                 output=output or f"tests/test_calc.py::test_add {test_status.upper()}\n",
                 tests=[
-                    TestCase(id="tests/test_calc.py::test_add", status=test_status, file="tests/test_calc.py", line=4,  # type: ignore[arg-type]
-                             message="assert 1 == 3"),
+                    TestCase(
+                        id="tests/test_calc.py::test_add",
+                        status=test_status,
+                        file="tests/test_calc.py",
+                        line=4,  # type: ignore[arg-type]
+                        message="assert 1 == 3",
+                    ),
                     TestCase(id="tests/test_calc.py::test_sub", status="pass"),
                 ],
             ),
@@ -56,7 +61,14 @@ def accepted(**overrides: object) -> RunResult:
         plan=Plan(steps=[PlanStep(do="fix add", done_when="test_add passes")], impact=["calc.py"]),
         model_summary="Fixed the operator in add().",
         risks=["callers relying on the old result"],
-        cost=Cost(model="claude-sonnet-4-5", input_tokens=12000, output_tokens=800, cache_read_tokens=9000, usd=0.0512, wall_s=75),
+        cost=Cost(
+            model="claude-sonnet-4-5",
+            input_tokens=12000,
+            output_tokens=800,
+            cache_read_tokens=9000,
+            usd=0.0512,
+            wall_s=75,
+        ),
         steps=4,
     )
     values.update(overrides)

@@ -50,7 +50,9 @@ class PullsGitHub(FakeGitHub):
 
     def add_review_comment(self, repo: str, number: int, review_id: int, author: str, body: str) -> dict[str, Any]:
         comment = super().add_review_comment(repo, number, review_id, author, body)
-        comment.update(side="RIGHT", start_side="RIGHT")  # the recorded delivery has `start_side: null`, which the fake refuses
+        comment.update(
+            side="RIGHT", start_side="RIGHT"
+        )  # the recorded delivery has `start_side: null`, which the fake refuses
         return comment
 
     # -- views for assertions ---------------------------------------------------------------------
@@ -83,10 +85,14 @@ class PullsGitHub(FakeGitHub):
         query, variables = data.get("query", ""), data.get("variables") or {}
         mutation = READY if READY in query else TO_DRAFT if TO_DRAFT in query else None
         if mutation is None or not isinstance(variables.get("id"), str):
-            return self._violation(f"graphql: expected a {READY} or {TO_DRAFT} mutation with an id variable, got {query[:80]!r}")
+            return self._violation(
+                f"graphql: expected a {READY} or {TO_DRAFT} mutation with an id variable, got {query[:80]!r}"
+            )
         pull = next((p for p in self.pulls.values() if p["node_id"] == variables["id"]), None)
         if pull is None:
-            return httpx.Response(200, json={"data": None, "errors": [{"type": "NOT_FOUND", "message": "Could not resolve to a node"}]})
+            return httpx.Response(
+                200, json={"data": None, "errors": [{"type": "NOT_FOUND", "message": "Could not resolve to a node"}]}
+            )
         self.graphql_calls.append({"mutation": mutation, "number": pull["number"]})
         self.calls.append(Call(f"graphql/{mutation}", "POST", "/graphql", {}, {}, data, token))
         pull["draft"] = mutation == TO_DRAFT
@@ -100,8 +106,10 @@ class PullsGitHub(FakeGitHub):
     def _list_pulls(self, call: Call) -> httpx.Response:
         repo, state, head = self._repo(call), call.query.get("state", "open"), call.query.get("head")
         found = [
-            p for p in self.pulls_of(repo)
-            if (state == "all" or p["state"] == state) and (head is None or f"{repo.split('/')[0]}:{p['head']['ref']}" == head)
+            p
+            for p in self.pulls_of(repo)
+            if (state == "all" or p["state"] == state)
+            and (head is None or f"{repo.split('/')[0]}:{p['head']['ref']}" == head)
         ]
         return self._page(found, call)
 
@@ -109,13 +117,32 @@ class PullsGitHub(FakeGitHub):
         repo, body = self._repo(call), call.json
         if any(p["head"]["ref"] == body["head"] and p["state"] == "open" for p in self.pulls_of(repo)):
             owner = repo.split("/")[0]
-            return httpx.Response(422, json={"message": "Validation Failed", "documentation_url": "https://docs.github.com/rest", "errors": [
-                {"resource": "PullRequest", "code": "custom", "message": f"A pull request already exists for {owner}:{body['head']}."}]})
+            return httpx.Response(
+                422,
+                json={
+                    "message": "Validation Failed",
+                    "documentation_url": "https://docs.github.com/rest",
+                    "errors": [
+                        {
+                            "resource": "PullRequest",
+                            "code": "custom",
+                            "message": f"A pull request already exists for {owner}:{body['head']}.",
+                        }
+                    ],
+                },
+            )
         number = max([n for (r, n) in self.pulls if r == repo] + [n for (r, n) in self.issues if r == repo] + [0]) + 1
         pull = self._example("pulls/create", "201")
         pull.update(
-            number=number, node_id=f"PR_node{number}", title=body.get("title"), body=body.get("body"), draft=bool(body.get("draft")),
-            state="open", html_url=f"https://github.com/{repo}/pull/{number}", requested_reviewers=[], requested_teams=[],
+            number=number,
+            node_id=f"PR_node{number}",
+            title=body.get("title"),
+            body=body.get("body"),
+            draft=bool(body.get("draft")),
+            state="open",
+            html_url=f"https://github.com/{repo}/pull/{number}",
+            requested_reviewers=[],
+            requested_teams=[],
         )
         pull["head"].update(ref=body["head"], label=f"{repo.split('/')[0]}:{body['head']}")
         pull["base"]["ref"] = body["base"]
@@ -145,9 +172,18 @@ class PullsGitHub(FakeGitHub):
 
     def _create_check(self, call: Call) -> httpx.Response:
         run = self._example("checks/create", "201")
-        run.update(id=next(self._ids), name=call.json["name"], head_sha=call.json["head_sha"], status=call.json.get("status", "queued"),
-                   conclusion=call.json.get("conclusion"), details_url=call.json.get("details_url"))
-        run["output"] = {**run["output"], **{k: v for k, v in (call.json.get("output") or {}).items() if k != "annotations"}}
+        run.update(
+            id=next(self._ids),
+            name=call.json["name"],
+            head_sha=call.json["head_sha"],
+            status=call.json.get("status", "queued"),
+            conclusion=call.json.get("conclusion"),
+            details_url=call.json.get("details_url"),
+        )
+        run["output"] = {
+            **run["output"],
+            **{k: v for k, v in (call.json.get("output") or {}).items() if k != "annotations"},
+        }
         run["output"]["annotations_count"] = len((call.json.get("output") or {}).get("annotations", []))
         run["annotations"] = list((call.json.get("output") or {}).get("annotations", []))
         run["repo"] = self._repo(call)
@@ -171,7 +207,8 @@ class PullsGitHub(FakeGitHub):
         runs = [
             {k: v for k, v in r.items() if k not in ("annotations", "repo")}
             for r in self.check_runs
-            if r["repo"] == self._repo(call) and r["head_sha"] == call.params["ref"]
+            if r["repo"] == self._repo(call)
+            and r["head_sha"] == call.params["ref"]
             and ("check_name" not in call.query or r["name"] == call.query["check_name"])
         ]
         return httpx.Response(200, json={"total_count": len(runs), "check_runs": runs})
@@ -212,7 +249,9 @@ class PullsGitHub(FakeGitHub):
     def _content(self, call: Call) -> httpx.Response:
         repo = self._repo(call)
         if repo not in self.git_dirs:
-            return httpx.Response(404, json={"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})
+            return httpx.Response(
+                404, json={"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+            )
         path = unquote(call.params["path"]).strip("/")
         ref = call.query.get("ref", "HEAD")
         kind = self._git(repo, "cat-file", "-t", f"{ref}:{path}").stdout.decode().strip()
@@ -224,14 +263,21 @@ class PullsGitHub(FakeGitHub):
             entries = []
             for line in filter(None, listing.split("\0")):
                 meta, name = line.split("\t", 1)
-                entries.append(self._entry(repo, f"{path}/{name}".strip("/"), "dir" if meta.split()[1] == "tree" else "file", None))
+                entries.append(
+                    self._entry(repo, f"{path}/{name}".strip("/"), "dir" if meta.split()[1] == "tree" else "file", None)
+                )
             return httpx.Response(200, json=entries)
         return httpx.Response(404, json={"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})
 
     def _entry(self, repo: str, path: str, kind: str, data: bytes | None) -> dict[str, Any]:
         entry = self._example("repos/get-content", "200")
-        entry.update(type=kind, name=path.rsplit("/", 1)[-1], path=path, size=len(data or b""),
-                     url=f"{self.base_url}repos/{repo}/contents/{path}")
+        entry.update(
+            type=kind,
+            name=path.rsplit("/", 1)[-1],
+            path=path,
+            size=len(data or b""),
+            url=f"{self.base_url}repos/{repo}/contents/{path}",
+        )
         if data is None:
             entry.pop("content", None)
             entry.pop("encoding", None)

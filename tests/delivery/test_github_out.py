@@ -36,7 +36,9 @@ def fake() -> Iterator[PullsGitHub]:
 
 @pytest.fixture
 def client(fake: PullsGitHub) -> RepoClient:
-    return GitHubApp(fake.app_id, fake.private_key_pem, base_url=fake.base_url, retry=RetryPolicy(backoff=0.001)).for_repo(INSTALLATION, REPO)
+    return GitHubApp(
+        fake.app_id, fake.private_key_pem, base_url=fake.base_url, retry=RetryPolicy(backoff=0.001)
+    ).for_repo(INSTALLATION, REPO)
 
 
 @pytest.fixture
@@ -49,8 +51,12 @@ def body(text: str = "") -> str:
 
 
 def test_one_draft_pr_per_issue_updated_in_place(fake: PullsGitHub, out: GitHubOutput) -> None:
-    first = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="ai-fix: README", body=body("one"), existing=None)
-    again = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="ai-fix: README", body=body("two"), existing=None)
+    first = out.upsert_pr(
+        issue_number=1, branch=BRANCH, base="main", title="ai-fix: README", body=body("one"), existing=None
+    )
+    again = out.upsert_pr(
+        issue_number=1, branch=BRANCH, base="main", title="ai-fix: README", body=body("two"), existing=None
+    )
     assert first.draft and first.number == again.number
     assert [p["body"] for p in fake.pulls_of(REPO)] == [body("two")]
     created = fake.calls_to("pulls/create")[0].json
@@ -110,7 +116,11 @@ def test_check_run_annotations_go_fifty_per_request_and_reruns_update(fake: Pull
     first = out.publish_check_run("c" * 40, output)
     second = out.publish_check_run("c" * 40, output)
     assert first == second and len(fake.check_runs) == 1
-    posted = [len(c.json["output"].get("annotations", [])) for c in fake.calls if c.op_id in ("checks/create", "checks/update")]
+    posted = [
+        len(c.json["output"].get("annotations", []))
+        for c in fake.calls
+        if c.op_id in ("checks/create", "checks/update")
+    ]
     assert max(posted) <= 50 and posted[0] == 50
     run = fake.check_runs[0]
     assert run["name"] == "ai-fix" and run["conclusion"] == "failure" and run["head_sha"] == "c" * 40
@@ -124,11 +134,15 @@ def test_thread_reply_is_posted_once_per_key(fake: PullsGitHub, out: GitHubOutpu
     assert [r["body"].splitlines()[-1] for r in fake.replies(REPO, pr.number)] == ["Changed it"]
 
 
-def test_every_outgoing_text_is_redacted_and_nothing_is_posted_when_redaction_fails(fake: PullsGitHub, client: RepoClient) -> None:
+def test_every_outgoing_text_is_redacted_and_nothing_is_posted_when_redaction_fails(
+    fake: PullsGitHub, client: RepoClient
+) -> None:
     token = client.token.get_secret_value()
     out = GitHubOutput(client, secrets=lambda: [CANARY, token])
     leaky = f"{CANARY} {token} {CANARY[2:12]}"
-    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title=f"ai-fix: {leaky}", body=body(leaky), existing=None)
+    pr = out.upsert_pr(
+        issue_number=1, branch=BRANCH, base="main", title=f"ai-fix: {leaky}", body=body(leaky), existing=None
+    )
     out.upsert_progress(1, body(leaky), None)
     sent = [str(c.json) for c in fake.calls if c.json]
     assert sent and not any(CANARY[2:12] in s or token in s for s in sent)
@@ -138,7 +152,9 @@ def test_every_outgoing_text_is_redacted_and_nothing_is_posted_when_redaction_fa
 
     before = len(fake.calls)
     with pytest.raises(RedactionError):
-        GitHubOutput(client, secrets=broken).upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=pr)
+        GitHubOutput(client, secrets=broken).upsert_pr(
+            issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=pr
+        )
     assert len(fake.calls) == before, "nothing may be sent when redaction fails"
 
 

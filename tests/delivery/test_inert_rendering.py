@@ -10,13 +10,51 @@ from hypothesis import strategies as st
 from bot.delivery.safety import inert, inert_line, inert_quote, is_github_url
 
 PIECES = [
-    "![x](https://evil.example/a.png)", "![x][r]", "[r]: https://evil.example/b.png", "[a](//evil.example/c)",
-    "<img src=https://evil.example/d.png>", "<a href='https://evil.example'>x</a>", "<https://evil.example/e>",
-    "https://evil.example/f", "www.evil.example/g", "https://github.com/o/r/pull/1", "[ok](https://github.com/o/r)",
-    "`", "``", "```", "~~~", "\\", "[", "]", "(", ")", "!", "<", ">", "&", "\n", " ", "> ", "# ", "- ", "|",
-    "@octocat", "a@b.example", "mailto:", "xmpp:", "fixes #3", "<!--", "-->", "<details>", "javascript:alert(1)", "&#91;", "&lt;img src=x&gt;",
+    "![x](https://evil.example/a.png)",
+    "![x][r]",
+    "[r]: https://evil.example/b.png",
+    "[a](//evil.example/c)",
+    "<img src=https://evil.example/d.png>",
+    "<a href='https://evil.example'>x</a>",
+    "<https://evil.example/e>",
+    "https://evil.example/f",
+    "www.evil.example/g",
+    "https://github.com/o/r/pull/1",
+    "[ok](https://github.com/o/r)",
+    "`",
+    "``",
+    "```",
+    "~~~",
+    "\\",
+    "[",
+    "]",
+    "(",
+    ")",
+    "!",
+    "<",
+    ">",
+    "&",
+    "\n",
+    " ",
+    "> ",
+    "# ",
+    "- ",
+    "|",
+    "@octocat",
+    "a@b.example",
+    "mailto:",
+    "xmpp:",
+    "fixes #3",
+    "<!--",
+    "-->",
+    "<details>",
+    "javascript:alert(1)",
+    "&#91;",
+    "&lt;img src=x&gt;",
 ]
-TEXT = st.lists(st.one_of(st.sampled_from(PIECES), st.text(alphabet="ab ./:=?@_*~", max_size=6)), max_size=25).map("".join)
+TEXT = st.lists(st.one_of(st.sampled_from(PIECES), st.text(alphabet="ab ./:=?@_*~", max_size=6)), max_size=25).map(
+    "".join
+)
 
 
 def render(markdown: str) -> str:
@@ -29,7 +67,27 @@ def assert_inert(html: str) -> None:
     for href in re.findall(r'<a href="([^"]*)"', html):
         assert is_github_url(href.replace("&amp;", "&")), f"link to {href}"
     tags = set(re.findall(r"<([a-zA-Z][a-zA-Z0-9]*)", html))
-    harmless = {"p", "a", "code", "pre", "blockquote", "br", "ul", "ol", "li", "hr", "em", "strong", "del", "table", "thead", "tbody", "tr", "th", "td"}
+    harmless = {
+        "p",
+        "a",
+        "code",
+        "pre",
+        "blockquote",
+        "br",
+        "ul",
+        "ol",
+        "li",
+        "hr",
+        "em",
+        "strong",
+        "del",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+    }
     assert tags <= harmless | {f"h{i}" for i in range(1, 7)}, tags
 
 

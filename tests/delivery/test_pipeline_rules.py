@@ -24,13 +24,33 @@ def test_ready_only_when_every_check_passed_and_the_diff_is_in_scope_and_limits(
 
 
 def test_the_next_round_hears_about_earlier_rounds_and_the_code_review_comments_point_at() -> None:
-    rounds = [RoundRecord(n=1, kind="issue", outcome="handed_off", reason="tests still fail", head_sha="c" * 40, files=1, added=2, removed=1)]
+    rounds = [
+        RoundRecord(
+            n=1,
+            kind="issue",
+            outcome="handed_off",
+            reason="tests still fail",
+            head_sha="c" * 40,
+            files=1,
+            added=2,
+            removed=1,
+        )
+    ]
     hunk = "\n".join(f"line {i}" for i in range(10))
-    snapshot = Snapshot(repo="o/r", number=7, kind="review", review_comments=[
-        ReviewComment(id=1, author="rev", permission="write", body="rename", path="calc.py", line=9, diff_hunk=hunk),
-        ReviewComment(id=2, author="rev", permission="write", body="general remark"),
-    ])
+    snapshot = Snapshot(
+        repo="o/r",
+        number=7,
+        kind="review",
+        review_comments=[
+            ReviewComment(
+                id=1, author="rev", permission="write", body="rename", path="calc.py", line=9, diff_hunk=hunk
+            ),
+            ReviewComment(id=2, author="rev", permission="write", body="general remark"),
+        ],
+    )
     lines = rounds_feedback(rounds, snapshot)
     assert lines[0] == "Earlier round 1 (issue) ended handed_off: tests still fail (1 files, +2 -1, head ccccccc)"
-    assert lines[1] == "Code the review comment on calc.py:9 points at:\n" + "\n".join(f"line {i}" for i in range(4, 10))
+    assert lines[1] == "Code the review comment on calc.py:9 points at:\n" + "\n".join(
+        f"line {i}" for i in range(4, 10)
+    )
     assert len(lines) == 2

@@ -14,7 +14,17 @@ from bot.workspace.models import DiffStats, FileChange
 
 from .builders import accepted, handed_off, run
 
-SECTIONS = ["Summary", "Task contract", "Changes", "Evidence", "Not verified", "Known risks", "Rollback", "Handoff", "Cost"]
+SECTIONS = [
+    "Summary",
+    "Task contract",
+    "Changes",
+    "Evidence",
+    "Not verified",
+    "Known risks",
+    "Rollback",
+    "Handoff",
+    "Cost",
+]
 
 
 def test_body_has_every_section_in_order_with_marker_and_fixes_line() -> None:
@@ -42,7 +52,10 @@ def test_evidence_table_shows_base_and_after_from_the_recorded_checks() -> None:
 
 
 def test_model_claims_are_labelled_and_inert() -> None:
-    result = accepted(model_summary="All tests pass! ![x](https://evil.example/p.png) Fixes #1 @boss", risks=["see https://evil.example"])
+    result = accepted(
+        model_summary="All tests pass! ![x](https://evil.example/p.png) Fixes #1 @boss",
+        risks=["see https://evil.example"],
+    )
     body = render_pr_body(result, issue_number=7)
     assert "The model's own summary (not verified by ai-fix" in body
     assert "> All tests pass! !&#91;x&#93;(`https://evil.example/p.png)`" in body
@@ -61,7 +74,14 @@ def test_failing_run_shows_handoff_and_unverified_checks() -> None:
 
 
 def test_cost_adds_up_every_round_and_admits_unknown_prices() -> None:
-    earlier = RoundRecord(n=1, kind="issue", outcome="handed_off", reason="r", steps=3, cost=Cost(input_tokens=1000, output_tokens=10, usd=0.01, wall_s=60))
+    earlier = RoundRecord(
+        n=1,
+        kind="issue",
+        outcome="handed_off",
+        reason="r",
+        steps=3,
+        cost=Cost(input_tokens=1000, output_tokens=10, usd=0.01, wall_s=60),
+    )
     body = render_pr_body(accepted(), issue_number=7, rounds=[earlier])
     row = body.split("## Cost")[1].strip().splitlines()[2]
     assert "| 2 | 7 | 13,000 | 810 | 9,000 |" in row and "$0.0612" in row and "2 min 15 s" in row
@@ -70,11 +90,15 @@ def test_cost_adds_up_every_round_and_admits_unknown_prices() -> None:
 
 
 def test_the_body_records_every_round_for_the_next_job() -> None:
-    earlier = RoundRecord(n=1, kind="issue", outcome="handed_off", reason="checks fail --> <b>", head_sha="c" * 40, cost=Cost(usd=1e-05))
+    earlier = RoundRecord(
+        n=1, kind="issue", outcome="handed_off", reason="checks fail --> <b>", head_sha="c" * 40, cost=Cost(usd=1e-05)
+    )
     body = render_pr_body(accepted(), issue_number=7, rounds=[earlier], kind="retry")
     history = read_rounds(body)
     assert [(r.n, r.kind, r.outcome) for r in history] == [(1, "issue", "handed_off"), (2, "retry", "accepted")]
-    assert history[0].reason == "checks fail --> <b>" and history[0].cost.usd == 1e-05 and history[1].head_sha == "b" * 40
+    assert (
+        history[0].reason == "checks fail --> <b>" and history[0].cost.usd == 1e-05 and history[1].head_sha == "b" * 40
+    )
     assert body.count("-->") == 2  # only the two hidden comments' own ends
     assert "Round 2's change, on top of `aaaaaaa`" in body
     assert read_rounds(body.replace('"n":1', '"n":"x"')) == [] and read_rounds("no record") == []
@@ -91,25 +115,42 @@ def test_check_run_conclusion_summary_and_annotation_batches() -> None:
     assert render_check_run(accepted()).conclusion == "success"
     failing = handed_off()
     tests = [Case(id=f"t.py::test_{i}", status="fail", file="t.py", line=i + 1, message="boom") for i in range(120)]
-    failing.final.results.append(CheckResult(name="more", command="x", status="fail", tests=tests + [Case(id="nofile", status="fail")]))
+    failing.final.results.append(
+        CheckResult(name="more", command="x", status="fail", tests=tests + [Case(id="nofile", status="fail")])
+    )
     out = render_check_run(failing, pr_url="https://github.com/o/r/pull/2")
     assert out.conclusion == "failure" and out.title.startswith("handed off: 1 of 2 checks pass")
     batches = out.batches()
     assert [len(b) for b in batches] == [ANNOTATIONS_PER_REQUEST, ANNOTATIONS_PER_REQUEST, 21]
-    assert batches[0][0] == {"path": "tests/test_calc.py", "start_line": 4, "end_line": 4, "annotation_level": "failure",
-                             "title": "tests/test_calc.py::test_add", "message": "assert 1 == 3"}
+    assert batches[0][0] == {
+        "path": "tests/test_calc.py",
+        "start_line": 4,
+        "end_line": 4,
+        "annotation_level": "failure",
+        "title": "tests/test_calc.py::test_add",
+        "message": "assert 1 == 3",
+    }
     assert "https://github.com/o/r/pull/2" in out.summary and len(out.summary) <= 65_535
 
 
 def test_progress_marks_the_current_phase_and_the_outcome() -> None:
-    running = render_progress(Progress(issue_number=7, current="round", round_n=2, round_kind="retry",
-                                       rounds=[RoundRecord(n=1, kind="issue", outcome="handed_off", reason="x", head_sha="c" * 40)]))
+    running = render_progress(
+        Progress(
+            issue_number=7,
+            current="round",
+            round_n=2,
+            round_kind="retry",
+            rounds=[RoundRecord(n=1, kind="issue", outcome="handed_off", reason="x", head_sha="c" * 40)],
+        )
+    )
     assert find_marker(running, PROGRESS_KIND) == 7
     assert "- [x] Round 1 (first run): handed_off at ccccccc" in running
     assert "- [x] Baseline checks on the base commit\n- [ ] **Round 2 (`/agent retry`)** ⏳ in progress" in running
     stopped = render_progress(Progress(issue_number=7, current="baseline", outcome="failed", reason="sandbox missing"))
     assert "**Baseline checks on the base commit** ❌ stopped here" in stopped and "Why: sandbox missing" in stopped
-    done = render_progress(Progress(issue_number=7, current=None, pr_url="https://github.com/o/r/pull/2", outcome="accepted", reason="ok"))
+    done = render_progress(
+        Progress(issue_number=7, current=None, pr_url="https://github.com/o/r/pull/2", outcome="accepted", reason="ok")
+    )
     assert "- [x] Pull request" in done and "Pull request: https://github.com/o/r/pull/2" in done
 
 
@@ -118,7 +159,11 @@ def test_review_replies_say_what_changed_where() -> None:
     on_file = ReviewComment(id=1, author="rev", permission="write", body="use +", path="calc.py", line=2)
     elsewhere = ReviewComment(id=2, author="rev", permission="write", body="docs?", path="README.md", line=1)
     diff = DiffStats(files=[FileChange(path="calc.py", added=2, removed=1)])
-    assert render_reply(on_file, result, round_diff=diff).startswith("Changed `calc.py` in `bbbbbbb` (+2 −1); all contract checks pass")
-    assert render_reply(elsewhere, result, round_diff=diff).startswith("No change to `README.md` in this round (changed: `calc.py`")
+    assert render_reply(on_file, result, round_diff=diff).startswith(
+        "Changed `calc.py` in `bbbbbbb` (+2 −1); all contract checks pass"
+    )
+    assert render_reply(elsewhere, result, round_diff=diff).startswith(
+        "No change to `README.md` in this round (changed: `calc.py`"
+    )
     nothing = render_reply(elsewhere, handed_off(), round_diff=DiffStats())
     assert nothing.startswith("No change made for this comment: 🤝 **Handed off**")

@@ -43,7 +43,9 @@ def test_untrusted_text_cannot_form_images_or_foreign_links(text: str) -> None:
 def test_github_links_stay_clickable() -> None:
     out = inert("see https://github.com/o/r/pull/1.")
     assert out == "see <https://github.com/o/r/pull/1>."  # an explicit autolink: it cannot run on into what follows
-    assert is_github_url("https://gist.githubusercontent.com/x") and not is_github_url("https://github.com.evil.example/")
+    assert is_github_url("https://gist.githubusercontent.com/x") and not is_github_url(
+        "https://github.com.evil.example/"
+    )
 
 
 def test_mentions_closing_keywords_and_fake_markers_are_defused() -> None:

@@ -33,7 +33,9 @@ from .world import SENDER, leaks, make_github, make_remote, service_env
 
 APP_IDS = itertools.count(72_000)
 TITLE = "add() subtracts instead of adding"
-BODY = "## Goal\n`add(a, b)` returns the sum.\n\n## Acceptance criteria\n- `add(2, 3)` returns 5\n\n## Checks\n- tests\n"
+BODY = (
+    "## Goal\n`add(a, b)` returns the sum.\n\n## Acceptance criteria\n- `add(2, 3)` returns 5\n\n## Checks\n- tests\n"
+)
 
 
 @dataclass
@@ -67,9 +69,18 @@ def worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Worker]:
         store = Store.from_url(settings.database_url)
         store.init_schema()
         app = GitHubApp.from_settings(settings, retry=RetryPolicy(backoff=0.001))
-        pool = WorkerPool(store, app, DeliveryPipeline(settings), settings, workers=0, config=WorkerConfig(retry_seconds=0.0))
-        trigger = Trigger(kind="issue", repo=REPO, number=1, installation_id=INSTALLATION, sender=SENDER,
-                          clone_url=f"file://{bare}", default_branch="main")
+        pool = WorkerPool(
+            store, app, DeliveryPipeline(settings), settings, workers=0, config=WorkerConfig(retry_seconds=0.0)
+        )
+        trigger = Trigger(
+            kind="issue",
+            repo=REPO,
+            number=1,
+            installation_id=INSTALLATION,
+            sender=SENDER,
+            clone_url=f"file://{bare}",
+            default_branch="main",
+        )
         with store.transaction() as conn:
             store.enqueue(conn, trigger, time.time())
         yield Worker(pool, store, github, model_api, bare)
@@ -103,19 +114,31 @@ def test_agent_stop_mid_run_pushes_the_work_and_opens_a_draft_handoff(worker: Wo
         worker.store.cancel_target(REPO, 1, "stopped by @Codertocat (/agent stop)")
         return turn("Look again.", call("str_replace_based_edit_tool", command="view", path="calc.py"))
 
-    worker.model_api.scripted = ScriptedModel([
-        turn("Plan.", PLAN),
-        turn("Docstring first.", call("str_replace_based_edit_tool", command="str_replace", path="calc.py",
-                                      old_str='"""The sum of a and b."""', new_str='"""Return a plus b."""'),
-             call("run_checks", names=["tests"])),
-        stop_now,
-    ])
+    worker.model_api.scripted = ScriptedModel(
+        [
+            turn("Plan.", PLAN),
+            turn(
+                "Docstring first.",
+                call(
+                    "str_replace_based_edit_tool",
+                    command="str_replace",
+                    path="calc.py",
+                    old_str='"""The sum of a and b."""',
+                    new_str='"""Return a plus b."""',
+                ),
+                call("run_checks", names=["tests"]),
+            ),
+            stop_now,
+        ]
+    )
     worker.attempt()
     assert worker.job()["status"] == "cancelled"
     [pr] = worker.github.pulls_of(REPO)
     assert pr["draft"] is True and worker.github.labels[(REPO, pr["number"])] == [HANDOFF_LABEL]
     assert "stopped by /agent stop" in pr["body"] and "## Handoff\n\n**Done:**" in pr["body"]
-    assert "Return a plus b" in _show(worker.bare, f"{pr['head']['ref']}:calc.py"), "the checkpointed edit is on the remote"
+    assert "Return a plus b" in _show(worker.bare, f"{pr['head']['ref']}:calc.py"), (
+        "the checkpointed edit is on the remote"
+    )
 
 
 def _show(bare: Path, spec: str) -> str:

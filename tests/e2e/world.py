@@ -106,7 +106,9 @@ class World:
     # ---- looking at it ---------------------------------------------------------------------
 
     def git(self, *args: str) -> str:
-        return subprocess.run(["git", f"--git-dir={self.bare}", *args], capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            ["git", f"--git-dir={self.bare}", *args], capture_output=True, text=True, check=True
+        ).stdout
 
     def pull(self, number: int) -> dict[str, Any]:
         return self.github.pulls[(REPO, number)]
@@ -163,7 +165,9 @@ def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str
         "AIFIX_DATABASE_URL": f"sqlite:///{root / 'ai-fix.db'}",
         "AIFIX_PIPELINE": "bot.delivery.pipeline:DeliveryPipeline",
         "AIFIX_SANDBOX": "bwrap",
-        "AIFIX_SANDBOX_RO_PATHS": json.dumps(sorted({sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)})),
+        "AIFIX_SANDBOX_RO_PATHS": json.dumps(
+            sorted({sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)})
+        ),
         "AIFIX_WORK_DIR": str(root / "work"),
         "AIFIX_WORKERS": "1",
     }
@@ -178,7 +182,10 @@ def start_world(root: Path, stack: ExitStack) -> World:
 
     port = free_port()
     log = root / "serve.log"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}, **service_env(root, github, github_url + "/", model_url)}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
+        **service_env(root, github, github_url + "/", model_url),
+    }
     command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)

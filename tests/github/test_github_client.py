@@ -28,7 +28,9 @@ def test_each_job_gets_a_token_for_its_one_repository(app, fake_github):
     with pytest.raises(RequestFailed) as refused:
         client.rest.rest.repos.get_collaborator_permission_level("Codertocat", "Other", "Codertocat")
     assert refused.value.response.status_code == 401
-    assert fake_github.violations == ["repos/get-collaborator-permission-level: token scoped to ['Codertocat/Hello-World'] used on Codertocat/Other"]
+    assert fake_github.violations == [
+        "repos/get-collaborator-permission-level: token scoped to ['Codertocat/Hello-World'] used on Codertocat/Other"
+    ]
     fake_github.violations.clear()  # that refusal was the point of this step
 
 
@@ -62,8 +64,13 @@ def test_server_errors_give_up_after_the_retries_without_leaking_the_token(app, 
 
 def test_retry_after_is_honoured(app, fake_github):
     client = app.for_repo(1, REPO)
-    fake_github.script("GET", "/permission$", httpx.Response(403, headers={"retry-after": "1"},
-                                                             json={"message": "You have exceeded a secondary rate limit."}))
+    fake_github.script(
+        "GET",
+        "/permission$",
+        httpx.Response(
+            403, headers={"retry-after": "1"}, json={"message": "You have exceeded a secondary rate limit."}
+        ),
+    )
     started = time.monotonic()
     assert client.permission("Codertocat") == "admin"
     assert time.monotonic() - started >= 1.0
@@ -72,17 +79,30 @@ def test_retry_after_is_honoured(app, fake_github):
 def test_x_ratelimit_reset_is_honoured(app, fake_github):
     client = app.for_repo(1, REPO)
     reset = int(time.time()) + 2
-    fake_github.script("GET", "/comments$", httpx.Response(
-        403, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)}, json={"message": "API rate limit exceeded"}))
+    fake_github.script(
+        "GET",
+        "/comments$",
+        httpx.Response(
+            403,
+            headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)},
+            json={"message": "API rate limit exceeded"},
+        ),
+    )
     client.list_issue_comments(1)
     assert time.time() >= reset - 0.05
 
 
 def test_a_rate_limit_longer_than_max_wait_fails_now(fake_github):
-    app = GitHubApp(fake_github.app_id, fake_github.private_key_pem, base_url=fake_github.base_url,
-                    retry=RetryPolicy(backoff=0.01, max_wait=5))
+    app = GitHubApp(
+        fake_github.app_id,
+        fake_github.private_key_pem,
+        base_url=fake_github.base_url,
+        retry=RetryPolicy(backoff=0.01, max_wait=5),
+    )
     client = app.for_repo(1, REPO)
-    fake_github.script("POST", "/comments$", httpx.Response(429, headers={"retry-after": "3600"}, json={"message": "slow down"}))
+    fake_github.script(
+        "POST", "/comments$", httpx.Response(429, headers={"retry-after": "3600"}, json={"message": "slow down"})
+    )
     started = time.monotonic()
     with pytest.raises(GitHubStatusError, match="answered 429"):
         client.create_comment(1, "hello")
@@ -142,7 +162,10 @@ def test_a_deleted_marked_comment_is_posted_again(app, fake_github):
 def test_a_refused_comment_edit_names_the_call(app, fake_github):
     client = app.for_repo(1, REPO)
     fake_github.add_bot_comment(REPO, 1, "<!-- m -->\nold")
-    fake_github.on("issues/update-comment", lambda call: httpx.Response(403, json={"message": "Resource not accessible by integration"}))
+    fake_github.on(
+        "issues/update-comment",
+        lambda call: httpx.Response(403, json={"message": "Resource not accessible by integration"}),
+    )
     with pytest.raises(GitHubStatusError, match="PATCH comment .* answered 403.*permission") as refused:
         client.upsert_marked_comment(1, "<!-- m -->\nnew", "<!-- m -->")
     assert refused.value.status == 403 and fake_github.calls_to("issues/create-comment") == []

@@ -12,7 +12,10 @@ from bot.intake.commands import Command, parse_command
         ("Thanks!\n\n/agent retry  \n", Command("retry")),
         ("/AGENT Retry", Command("retry")),
         ("   /agent stop", Command("stop")),
-        ("/agent retry\nUse the stdlib parser.\n\nAnd keep the API.", Command("retry", "Use the stdlib parser.\n\nAnd keep the API.")),
+        (
+            "/agent retry\nUse the stdlib parser.\n\nAnd keep the API.",
+            Command("retry", "Use the stdlib parser.\n\nAnd keep the API."),
+        ),
         ("/agent stop\nextra lines are not feedback for stop", Command("stop")),
         ("line one\r\n/agent retry\r\nfeedback\r\n", Command("retry", "feedback")),
     ],

@@ -37,8 +37,10 @@ def test_bad_signatures_get_401_store_nothing_and_echo_nothing(start_service):
     cases = {
         "missing": {k: v for k, v in headers("issues", body).items() if k != "X-Hub-Signature-256"},
         "wrong secret": headers("issues", body, secret="not the secret"),
-        "sha1 only": {**{k: v for k, v in headers("issues", body).items() if k != "X-Hub-Signature-256"},
-                      "X-Hub-Signature": "sha1=01dc10d0c83e72ed246219cdd91669667fe2ca59"},
+        "sha1 only": {
+            **{k: v for k, v in headers("issues", body).items() if k != "X-Hub-Signature-256"},
+            "X-Hub-Signature": "sha1=01dc10d0c83e72ed246219cdd91669667fe2ca59",
+        },
         "tampered": headers("issues", body.replace(b"Spelling", b"Spellinx")),
     }
     for name, hdrs in cases.items():
@@ -51,9 +53,15 @@ def test_bad_signatures_get_401_store_nothing_and_echo_nothing(start_service):
 
 def test_githubs_test_vector_passes_the_signature_check_over_http(start_service):
     svc = start_service(workers=False, webhook_secret="It's a Secret to Everybody")
-    response = svc.client.post("/webhook", content=b"Hello, World!", headers={
-        "X-GitHub-Event": "ping", "X-GitHub-Delivery": "vector",
-        "X-Hub-Signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"})
+    response = svc.client.post(
+        "/webhook",
+        content=b"Hello, World!",
+        headers={
+            "X-GitHub-Event": "ping",
+            "X-GitHub-Delivery": "vector",
+            "X-Hub-Signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+        },
+    )
     # The signature is right, so the body is parsed: "Hello, World!" is not JSON.
     assert response.status_code == 400 and "not JSON" in response.json()["error"]
 
@@ -85,14 +93,18 @@ def _raw_request(url: str, head: str, first_bytes: bytes) -> tuple[socket.socket
 def test_over_25_mib_is_413_without_reading_the_body(start_service):
     svc = start_service(workers=False)
     # Declared too large: answered at once although only 1 KiB of the 30 MiB was ever sent.
-    head = ("POST /webhook HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: issues\r\nX-GitHub-Delivery: big\r\n"
-            f"X-Hub-Signature-256: sha256=00\r\nContent-Length: {30 * 1024 * 1024}\r\n\r\n")
+    head = (
+        "POST /webhook HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: issues\r\nX-GitHub-Delivery: big\r\n"
+        f"X-Hub-Signature-256: sha256=00\r\nContent-Length: {30 * 1024 * 1024}\r\n\r\n"
+    )
     sock, answer = _raw_request(svc.url, head, b"x" * 1024)
     sock.close()
     assert answer.startswith(b"HTTP/1.1 413")
     # Streamed without a length: answered once 25 MiB + 1 byte arrived, before the body's end was sent.
-    head = ("POST /webhook HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: issues\r\nX-GitHub-Delivery: big2\r\n"
-            "X-Hub-Signature-256: sha256=00\r\nTransfer-Encoding: chunked\r\n\r\n")
+    head = (
+        "POST /webhook HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: issues\r\nX-GitHub-Delivery: big2\r\n"
+        "X-Hub-Signature-256: sha256=00\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
     chunk = b"y" * (1024 * 1024)
     body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(26))
     sock, answer = _raw_request(svc.url, head, body)
@@ -217,6 +229,13 @@ def test_read_endpoints_are_disabled_without_an_admin_token(start_service):
 def test_signature_is_checked_on_the_exact_bytes_received(start_service):
     svc = start_service(workers=False)
     body = json.dumps(labeled(11), indent=4).encode()
-    response = svc.client.post("/webhook", content=body, headers={
-        "X-GitHub-Event": "issues", "X-GitHub-Delivery": str(uuid.uuid4()), "X-Hub-Signature-256": sign(body, SECRET)})
+    response = svc.client.post(
+        "/webhook",
+        content=body,
+        headers={
+            "X-GitHub-Event": "issues",
+            "X-GitHub-Delivery": str(uuid.uuid4()),
+            "X-Hub-Signature-256": sign(body, SECRET),
+        },
+    )
     assert response.status_code == 202

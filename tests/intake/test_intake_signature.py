@@ -23,9 +23,13 @@ def test_githubs_documented_vector_signs_and_verifies():
         (VECTOR_PAYLOAD, "", VECTOR_SECRET),
         (VECTOR_PAYLOAD, VECTOR_HEADER, "another secret"),  # wrong secret
         (b"Hello, World!\n", VECTOR_HEADER, VECTOR_SECRET),  # body changed by one byte
-        (VECTOR_PAYLOAD, VECTOR_HEADER[len("sha256="):], VECTOR_SECRET),  # no prefix
+        (VECTOR_PAYLOAD, VECTOR_HEADER[len("sha256=") :], VECTOR_SECRET),  # no prefix
         (VECTOR_PAYLOAD, VECTOR_HEADER.upper(), VECTOR_SECRET),
-        (VECTOR_PAYLOAD, "sha1=" + hmac.new(VECTOR_SECRET.encode(), VECTOR_PAYLOAD, hashlib.sha1).hexdigest(), VECTOR_SECRET),
+        (
+            VECTOR_PAYLOAD,
+            "sha1=" + hmac.new(VECTOR_SECRET.encode(), VECTOR_PAYLOAD, hashlib.sha1).hexdigest(),
+            VECTOR_SECRET,
+        ),
         (VECTOR_PAYLOAD, VECTOR_HEADER, ""),  # no secret configured: nothing verifies
     ],
 )

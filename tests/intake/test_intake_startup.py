@@ -16,14 +16,37 @@ KEY = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s"}, "AIFIX_APP_ID is not set: set AIFIX_APP_ID to the numeric App ID"),
+        (
+            {"AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s"},
+            "AIFIX_APP_ID is not set: set AIFIX_APP_ID to the numeric App ID",
+        ),
         ({"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY}, "AIFIX_WEBHOOK_SECRET is not set"),
-        ({"AIFIX_APP_ID": "twelve", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s"}, "AIFIX_APP_ID: Input should be a valid integer"),
-        ({"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": "not a key", "AIFIX_WEBHOOK_SECRET": "s"}, "AIFIX_PRIVATE_KEY does not look like a PEM key"),
-        ({"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s", "AIFIX_DATABASE_URL": "mysql://db"},
-         "AIFIX_DATABASE_URL 'mysql://db' is not supported"),
-        ({"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s", "AIFIX_PIPELINE": "bot.nowhere:Pipeline"},
-         "AIFIX_PIPELINE 'bot.nowhere:Pipeline' cannot be loaded"),
+        (
+            {"AIFIX_APP_ID": "twelve", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s"},
+            "AIFIX_APP_ID: Input should be a valid integer",
+        ),
+        (
+            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": "not a key", "AIFIX_WEBHOOK_SECRET": "s"},
+            "AIFIX_PRIVATE_KEY does not look like a PEM key",
+        ),
+        (
+            {
+                "AIFIX_APP_ID": "12",
+                "AIFIX_PRIVATE_KEY": KEY,
+                "AIFIX_WEBHOOK_SECRET": "s",
+                "AIFIX_DATABASE_URL": "mysql://db",
+            },
+            "AIFIX_DATABASE_URL 'mysql://db' is not supported",
+        ),
+        (
+            {
+                "AIFIX_APP_ID": "12",
+                "AIFIX_PRIVATE_KEY": KEY,
+                "AIFIX_WEBHOOK_SECRET": "s",
+                "AIFIX_PIPELINE": "bot.nowhere:Pipeline",
+            },
+            "AIFIX_PIPELINE 'bot.nowhere:Pipeline' cannot be loaded",
+        ),
     ],
 )
 def test_serve_stops_at_start_with_one_line(tmp_path, monkeypatch, capsys, env, message):

@@ -20,7 +20,13 @@ def test_labeled_with_the_trigger_label_is_an_issue_trigger():
     decision = run("issues", labeled(7))
     assert isinstance(decision, Triggered)
     t = decision.trigger
-    assert (t.kind, t.repo, t.number, t.installation_id, t.sender) == ("issue", "Codertocat/Hello-World", 7, 1, "Codertocat")
+    assert (t.kind, t.repo, t.number, t.installation_id, t.sender) == (
+        "issue",
+        "Codertocat/Hello-World",
+        7,
+        1,
+        "Codertocat",
+    )
     assert t.clone_url == "https://github.com/Codertocat/Hello-World.git" and t.default_branch == "master"
     assert t.delivery_id == "d-1"
 

@@ -20,11 +20,17 @@ MODEL = "claude-haiku-4-5"
 """In the price table and not flagged as deprecated by the SDK."""
 
 PLAN = call(
-    "plan", steps=[{"do": "make add() return a + b", "done_when": "tests: test_add and test_total pass"}], impact=["calc.py"]
+    "plan",
+    steps=[{"do": "make add() return a + b", "done_when": "tests: test_add and test_total pass"}],
+    impact=["calc.py"],
 )
 VIEW = call("str_replace_based_edit_tool", command="view", path="calc.py")
 FIX = call(
-    "str_replace_based_edit_tool", command="str_replace", path="calc.py", old_str="    return a - b", new_str="    return a + b"
+    "str_replace_based_edit_tool",
+    command="str_replace",
+    path="calc.py",
+    old_str="    return a - b",
+    new_str="    return a + b",
 )
 CHECK = call("run_checks", names=["tests"], expect="tests: test_add passes")
 FINISH = call(
@@ -102,7 +108,9 @@ def run_local(
     settings: dict[str, Any] | None = None,
 ) -> LocalRun:
     """`execute` (what `ai-fix run` does) on a fresh sample repo, with the real Anthropic client on the fake API."""
-    repo = make_repo(tmp_path / "repo", files if files is not None else sample_files(**{".github/ai-fix.yml": config()}))
+    repo = make_repo(
+        tmp_path / "repo", files if files is not None else sample_files(**{".github/ai-fix.yml": config()})
+    )
     out = tmp_path / "out"
     stream = io.StringIO()
     with serve_fake_api(ScriptedModel(list(script))) as (fake, url):

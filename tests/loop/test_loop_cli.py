@@ -47,7 +47,9 @@ def test_run_with_a_task_exits_0_and_writes_the_three_files(
     assert "sk-ant-cli-test-key" not in "".join(fake.bodies)
 
 
-def test_run_exits_1_when_handed_off(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_exits_1_when_handed_off(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = make_repo(env / "repo", sample_files(**{".github/ai-fix.yml": config(check="no-such-runner")}))
     issue = env / "issue.md"
     issue.write_text("# add() subtracts\n\n## Acceptance criteria\n- add(2, 3) returns 5\n")
@@ -69,14 +71,20 @@ def test_an_unclear_task_exits_1_without_a_branch_or_model_turn(
     assert main(["run", "--repo", str(repo), "--task", "make it better", "--out", str(env / "out")]) == 1
     assert "needs_clarification" in capsys.readouterr().out
     assert json.loads((env / "out" / "evidence.json").read_text())["outcome"] == "needs_clarification"
-    assert "ai-fix/" not in subprocess.run(["git", "-C", str(repo), "branch"], capture_output=True, text=True, check=True).stdout
+    assert (
+        "ai-fix/"
+        not in subprocess.run(["git", "-C", str(repo), "branch"], capture_output=True, text=True, check=True).stdout
+    )
 
 
 def test_run_usage_errors_exit_2_with_a_fix(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo(env / "repo", sample_files())
     assert main(["run", "--repo", str(repo), "--task", "fix it"]) == 2
     assert "AIFIX_ANTHROPIC_API_KEY is not set" in capsys.readouterr().err
-    assert main(["run", "--repo", str(env / "nowhere"), "--task", "fix it", "--model", f"replay:{env / 'none.jsonl'}"]) == 2
+    assert (
+        main(["run", "--repo", str(env / "nowhere"), "--task", "fix it", "--model", f"replay:{env / 'none.jsonl'}"])
+        == 2
+    )
     assert "cannot read the trace" in capsys.readouterr().err
     with pytest.raises(SystemExit) as usage:
         main(["run", "--repo", str(repo)])
@@ -140,6 +148,8 @@ def test_a_run_killed_midway_does_not_block_the_next_run_on_the_same_repo(
     assert json.loads((env / "second" / "evidence.json").read_text())["accepted"] is True
     [leftover] = (env / "work" / "local").iterdir()  # the second run's own directory is gone
     assert any(leftover.iterdir()), "the killed run's directory is left as it was"
-    branches = subprocess.run(["git", "-C", str(repo), "branch", "--list", "ai-fix/*"], capture_output=True, text=True, check=True).stdout
+    branches = subprocess.run(
+        ["git", "-C", str(repo), "branch", "--list", "ai-fix/*"], capture_output=True, text=True, check=True
+    ).stdout
     assert "ai-fix/local-first-add-subtracts-instead-of-adding" in branches  # the crashed run's branch stays
     assert "ai-fix/local-add-subtracts-instead-of-adding" in branches

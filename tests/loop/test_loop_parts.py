@@ -81,11 +81,15 @@ def test_editor_view_insert_create_and_refusals(tmp_path: Path) -> None:
     tree = Tree(tmp_path)
     viewed = edit(tree, tree.gate, EditInput(command="view", path="m.py", view_range=[2, -1]), DiffStats())
     assert viewed.ok and viewed.text == "     2\tb = 2"
-    inserted = edit(tree, tree.gate, EditInput(command="insert", path="m.py", insert_line=1, insert_text="c = 3"), DiffStats())
+    inserted = edit(
+        tree, tree.gate, EditInput(command="insert", path="m.py", insert_line=1, insert_text="c = 3"), DiffStats()
+    )
     assert inserted.ok and (tmp_path / "m.py").read_text() == "a = 1\nc = 3\nb = 2\n"
     created = edit(tree, tree.gate, EditInput(command="create", path="pkg/new.py", file_text="x = 1\n"), DiffStats())
     assert created.ok and (tmp_path / "pkg" / "new.py").read_text() == "x = 1\n"
-    twice = edit(tree, tree.gate, EditInput(command="str_replace", path="m.py", old_str=" = ", new_str="="), DiffStats())
+    twice = edit(
+        tree, tree.gate, EditInput(command="str_replace", path="m.py", old_str=" = ", new_str="="), DiffStats()
+    )
     assert not twice.ok and "3 matches" in twice.text
     missing = edit(tree, tree.gate, EditInput(command="view", path="nope.py"), DiffStats())
     assert not missing.ok and "does not exist" in missing.text
@@ -146,7 +150,8 @@ def loop_parts(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_history_is_compressed_by_the_small_model_and_the_stable_layer_never_changes(loop_parts) -> None:  # type: ignore[no-untyped-def]
     views = [turn(f"look {i}", call("search_code", query=f"value{i}")) for i in range(6)]
     loop, model = loop_parts(
-        [turn("plan", PLAN), *views, turn("fix", FIX, CHECK), turn("done", call("finish", summary="s"))], history_tokens=10
+        [turn("plan", PLAN), *views, turn("fix", FIX, CHECK), turn("done", call("finish", summary="s"))],
+        history_tokens=10,
     )
     loop.conclusions += [f"earlier finding number {i}. Details follow" for i in range(6)]
     result = loop.run()
@@ -159,7 +164,9 @@ def test_history_is_compressed_by_the_small_model_and_the_stable_layer_never_cha
 
 
 def test_ask_human_hands_off_with_the_question(loop_parts) -> None:  # type: ignore[no-untyped-def]
-    loop, _ = loop_parts([turn("?", call("ask_human", question="Should add() accept strings?", reason="the issue is silent"))])
+    loop, _ = loop_parts(
+        [turn("?", call("ask_human", question="Should add() accept strings?", reason="the issue is silent"))]
+    )
     result = loop.run()
     assert result.outcome == "handed_off" and result.handoff.question == "Should add() accept strings?"
     assert result.steps == 1 and result.diff.files == []
@@ -184,7 +191,9 @@ def test_a_plan_outside_the_scope_is_refused_and_asked_again(loop_parts) -> None
 
 def test_an_incomplete_contract_needs_clarification_without_running_anything(loop_parts) -> None:  # type: ignore[no-untyped-def]
     loop, model = loop_parts([])
-    loop.contract = loop.contract.model_copy(update={"status": "needs_clarification", "missing": ["acceptance criteria"]})
+    loop.contract = loop.contract.model_copy(
+        update={"status": "needs_clarification", "missing": ["acceptance criteria"]}
+    )
     result = loop.run()
     assert result.outcome == "needs_clarification" and "acceptance criteria" in result.reason
     assert model.requests == [] and result.baseline is None
@@ -212,7 +221,9 @@ def test_an_interruption_keeps_the_edits_on_the_branch_and_ends_the_trace(loop_p
 
 def test_the_cost_limit_keeps_a_reserve_and_still_hands_off_with_the_work(loop_parts) -> None:  # type: ignore[no-untyped-def]
     loop, model = loop_parts([turn("plan", PLAN), turn("fix", FIX), turn("more", CHECK)])
-    loop.contract = loop.contract.model_copy(update={"budget": loop.contract.budget.model_copy(update={"max_cost_usd": 0.0025})})
+    loop.contract = loop.contract.model_copy(
+        update={"budget": loop.contract.budget.model_copy(update={"max_cost_usd": 0.0025})}
+    )
     result = loop.run()
     assert result.outcome == "handed_off" and "the cost limit ($0.0025, 10% kept in reserve)" in result.reason
     assert result.cost.usd is not None and result.cost.usd >= 0.9 * 0.0025
@@ -225,14 +236,18 @@ def test_the_wall_time_limit_is_checked_before_each_model_call(loop_parts) -> No
     loop, model = loop_parts([turn("plan", PLAN), turn("look", call("search_code", query="add"))] * 5)
     loop.clock = lambda: float(next(ticks))
     loop.started = 0.0
-    loop.contract = loop.contract.model_copy(update={"budget": loop.contract.budget.model_copy(update={"max_wall_minutes": 2})})
+    loop.contract = loop.contract.model_copy(
+        update={"budget": loop.contract.budget.model_copy(update={"max_wall_minutes": 2})}
+    )
     result = loop.run()
     assert result.outcome == "handed_off" and "wall-time limit (2 min" in result.reason
     assert 0 < len(model.requests) < 10
 
 
 def test_model_given_on_the_command_line_wins_and_says_so() -> None:
-    contract = TaskContract(status="ready", title="Add a cache", goal="faster", model=ModelConfig(name="claude-opus-4-5"))
+    contract = TaskContract(
+        status="ready", title="Add a cache", goal="faster", model=ModelConfig(name="claude-opus-4-5")
+    )
     settings = load_settings(model="claude-sonnet-4-5", small_model="claude-haiku-4-5")
     assert route(contract, settings, None).name == "claude-opus-4-5"
     chosen = route(contract, settings, "claude-sonnet-4-5-20250929")

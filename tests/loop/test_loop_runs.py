@@ -135,13 +135,17 @@ def test_finish_while_checks_fail_is_refused(tmp_path: Path) -> None:
     ]
     run = run_local(tmp_path, script)
     finishes = [a for a in run.actions() if a["tool"] == "finish"]
-    assert finishes[0]["decision"] == "refused" and finishes[0]["observation"]["text"].startswith("finish refused: tests fail")
+    assert finishes[0]["decision"] == "refused" and finishes[0]["observation"]["text"].startswith(
+        "finish refused: tests fail"
+    )
     assert finishes[0]["checks"]["results"][0]["status"] == "fail"
     assert run.result.outcome == "accepted"
 
 
 def test_denied_paths_traversal_and_workflows_are_refused(tmp_path: Path) -> None:
-    files = sample_files(**{".github/ai-fix.yml": config(), "vendor/lib.py": "X = 1\n", ".github/workflows/ci.yml": "on: push\n"})
+    files = sample_files(
+        **{".github/ai-fix.yml": config(), "vendor/lib.py": "X = 1\n", ".github/workflows/ci.yml": "on: push\n"}
+    )
     script = [
         turn("plan", PLAN),
         turn(
@@ -149,7 +153,9 @@ def test_denied_paths_traversal_and_workflows_are_refused(tmp_path: Path) -> Non
             edit("X = 1", "X = 2", path="vendor/lib.py"),
             call("str_replace_based_edit_tool", command="create", path="../outside.py", file_text="x = 1\n"),
             edit("on: push", "on: [push, pull_request]", path=".github/workflows/ci.yml"),
-            call("str_replace_based_edit_tool", command="create", path=".git/hooks/pre-commit", file_text="#!/bin/sh\n"),
+            call(
+                "str_replace_based_edit_tool", command="create", path=".git/hooks/pre-commit", file_text="#!/bin/sh\n"
+            ),
         ),
         turn("Fix.", FIX, CHECK),
         turn("Done.", FINISH),

@@ -15,7 +15,11 @@ from bot.model.scripted import ScriptedModel, call, turn
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK flags older model ids
 
 TOOLS = [
-    {"name": "finish", "description": "end", "input_schema": {"type": "object", "properties": {"summary": {"type": "string"}}}}
+    {
+        "name": "finish",
+        "description": "end",
+        "input_schema": {"type": "object", "properties": {"summary": {"type": "string"}}},
+    }
 ]
 STABLE = "You are a careful engineer. " * 400  # well over the 1024-token cache minimum
 

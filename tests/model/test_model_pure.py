@@ -20,7 +20,9 @@ def test_dated_ids_price_as_their_family() -> None:
     assert price_for("claude-sonnet-4-5-20250929") == price_for("claude-sonnet-4-5")
     assert price_for("claude-sonnet-5-5") == price_for("claude-sonnet-5")
     assert price_for("claude-unreleased-9") is None
-    assert cost_usd("claude-haiku-4-5", Usage(input_tokens=1_000_000, cache_read_tokens=1_000_000)) == pytest.approx(1.1)
+    assert cost_usd("claude-haiku-4-5", Usage(input_tokens=1_000_000, cache_read_tokens=1_000_000)) == pytest.approx(
+        1.1
+    )
 
 
 def contract(title: str, goal: str, allow: list[str], **kw: object) -> TaskContract:
@@ -34,7 +36,10 @@ def test_small_mechanical_task_goes_to_the_small_model_with_a_reason() -> None:
 
 def test_general_task_goes_to_the_main_model() -> None:
     c = contract(
-        "Division by zero crashes", "Return None", ["src/**"], acceptance_criteria=[Criterion(text="a", origin="stated")]
+        "Division by zero crashes",
+        "Return None",
+        ["src/**"],
+        acceptance_criteria=[Criterion(text="a", origin="stated")],
     )
     choice = choose_model(c, "big", "small")
     assert choice.name == "big" and choice.small == "small" and "general" in choice.reason
@@ -55,7 +60,9 @@ def req() -> ModelRequest:
 
 
 def test_replay_serves_recorded_responses_in_order_then_says_it_diverged(tmp_path: Path) -> None:
-    responses = [ModelResponse(model="m", tool_calls=[ToolCall(id=f"t{i}", name="finish", input={"i": i})]) for i in range(2)]
+    responses = [
+        ModelResponse(model="m", tool_calls=[ToolCall(id=f"t{i}", name="finish", input={"i": i})]) for i in range(2)
+    ]
     lines = [json.dumps({"step": i, "model_calls": [{"response": r.model_dump()}]}) for i, r in enumerate(responses)]
     trace = tmp_path / "trace.jsonl"
     trace.write_text("\n".join(lines) + "\n")

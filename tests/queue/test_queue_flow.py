@@ -25,7 +25,9 @@ def test_labeled_issue_runs_with_a_frozen_snapshot(start_service, fake_github):
     assert (snap.repo, snap.number, snap.kind, snap.installation_id) == (REPO, 1, "issue", 1)
     assert snap.title == "Spelling error in the README file" and snap.labels == ["ai-fix", "bug"]
     assert (snap.sender, snap.sender_permission) == ("Codertocat", "admin")
-    assert [(c.author, c.permission, c.body) for c in snap.comments] == [("Codertocat", "admin", "Only the README, please.")]
+    assert [(c.author, c.permission, c.body) for c in snap.comments] == [
+        ("Codertocat", "admin", "Only the README, please.")
+    ]
     assert [(c.author, c.permission) for c in snap.untrusted_comments] == [("drive-by", "none")]
     assert snap.clone_url == "https://github.com/Codertocat/Hello-World.git"
     assert fake_github.reactions == [(REPO, "issue:1", "eyes")]
@@ -43,9 +45,15 @@ def test_a_trigger_from_someone_without_write_access_is_rejected(start_service, 
     job_id = deliver(svc.client, "issues", labeled(1, sender="triager")).json()["job_id"]
     job = settled(svc.store, job_id)
     assert job.status == "rejected"
-    assert job.reason == "@triager (triage): write, maintain or admin permission on Codertocat/Hello-World is needed to start ai-fix"
+    assert (
+        job.reason
+        == "@triager (triage): write, maintain or admin permission on Codertocat/Hello-World is needed to start ai-fix"
+    )
     assert job.snapshot is None and fake_github.reactions == []
-    assert [c.op_id for c in fake_github.calls] == ["apps/create-installation-access-token", "repos/get-collaborator-permission-level"]
+    assert [c.op_id for c in fake_github.calls] == [
+        "apps/create-installation-access-token",
+        "repos/get-collaborator-permission-level",
+    ]
 
 
 def test_maintainers_may_trigger_and_outsiders_may_not(start_service, fake_github):
@@ -92,9 +100,15 @@ def test_a_review_with_comments_makes_one_job(start_service, fake_github, tmp_pa
     fake_github.add_review_comment(REPO, 2, 499, "Codertocat", "An older review's comment.")
     svc = start_service(pipeline=Gate)
     ids = {
-        deliver(svc.client, "pull_request_review", review_submitted("changes_requested", "Two things.", review_id=500)).json()["job_id"],
-        deliver(svc.client, "pull_request_review_comment", review_comment(review_id=500, comment_id=first["id"])).json()["job_id"],
-        deliver(svc.client, "pull_request_review_comment", review_comment(review_id=500, comment_id=second["id"])).json()["job_id"],
+        deliver(
+            svc.client, "pull_request_review", review_submitted("changes_requested", "Two things.", review_id=500)
+        ).json()["job_id"],
+        deliver(
+            svc.client, "pull_request_review_comment", review_comment(review_id=500, comment_id=first["id"])
+        ).json()["job_id"],
+        deliver(
+            svc.client, "pull_request_review_comment", review_comment(review_id=500, comment_id=second["id"])
+        ).json()["job_id"],
     }
     assert len(ids) == 1
     (tmp_path / "work" / "release-all").write_text("")
@@ -150,7 +164,10 @@ def test_agent_stop_from_a_reader_is_rejected(start_service, fake_github):
 
 def test_agent_help_replies_with_the_commands(start_service, fake_github):
     svc = start_service()
-    job = settled(svc.store, deliver(svc.client, "issue_comment", pr_comment("/agent help", number=1, on_pr=False)).json()["job_id"])
+    job = settled(
+        svc.store,
+        deliver(svc.client, "issue_comment", pr_comment("/agent help", number=1, on_pr=False)).json()["job_id"],
+    )
     assert job.status == "done"
     [(repo, number, body)] = fake_github.created_comments
     assert (repo, number) == (REPO, 1)
@@ -174,7 +191,9 @@ def test_deleting_or_suspending_the_installation_cancels_pending_jobs(start_serv
     job = svc.store.get_job(later)
     assert job.status == "cancelled" and job.reason == "the App installation was deleted"
     with sqlite3.connect(svc.store.path) as conn:
-        assert conn.execute("SELECT id, account, status, repos FROM installations").fetchall() == [(1, "octocat", "deleted", "[]")]
+        assert conn.execute("SELECT id, account, status, repos FROM installations").fetchall() == [
+            (1, "octocat", "deleted", "[]")
+        ]
 
 
 class Poison:
@@ -184,7 +203,9 @@ class Poison:
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
         if snapshot.number == 1:
             self.calls += 1
-            ctx.record("about_to_fail", detail=f"pushing with x-access-token:{ctx.github.token.get_secret_value()}@github.com")
+            ctx.record(
+                "about_to_fail", detail=f"pushing with x-access-token:{ctx.github.token.get_secret_value()}@github.com"
+            )
             raise RuntimeError(f"cannot parse the repository (token {ctx.github.token.get_secret_value()})")
         return JobOutcome(status="done", reason="fine")
 
@@ -211,8 +232,12 @@ def test_lone_review_comment_starts_a_review_round(start_service, fake_github):
     fake_github.add_pull(REPO, 2, PR_BODY)
     comment = fake_github.add_review_comment(REPO, 2, 777, "Codertocat", "Typo here.")
     svc = start_service()
-    job = settled(svc.store, deliver(svc.client, "pull_request_review_comment",
-                                     review_comment(review_id=777, comment_id=comment["id"])).json()["job_id"])
+    job = settled(
+        svc.store,
+        deliver(
+            svc.client, "pull_request_review_comment", review_comment(review_id=777, comment_id=comment["id"])
+        ).json()["job_id"],
+    )
     assert job.status == "done" and job.kind == "review"
     assert [c["id"] for c in job.snapshot["review_comments"]] == [comment["id"]]
     assert (REPO, "issue:2", "eyes") in fake_github.reactions

@@ -63,7 +63,11 @@ def test_deliveries_submitted_together_are_stored_acknowledged_then_processed_on
     finally:
         writer.stop()
     assert count(store, "SELECT COUNT(*) FROM jobs") == 21
-    assert count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers") == count(store, "SELECT COUNT(*) FROM triggers") == 21
+    assert (
+        count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers")
+        == count(store, "SELECT COUNT(*) FROM triggers")
+        == 21
+    )
 
 
 CRASH_AFTER_ACK = """
@@ -80,8 +84,9 @@ os._exit(9)  # killed after the acknowledgement's commit, before any processing
 
 
 def test_a_crash_between_ack_and_processing_loses_nothing_and_the_next_start_processes_once(store):
-    crashed = subprocess.run([sys.executable, "-c", CRASH_AFTER_ACK, str(store.path), str(ROOT)],
-                             capture_output=True, text=True, check=False)
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASH_AFTER_ACK, str(store.path), str(ROOT)], capture_output=True, text=True, check=False
+    )
     assert crashed.returncode == 9, crashed.stderr
     assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 5
     assert count(store, "SELECT COUNT(*) FROM jobs") == 0
@@ -116,14 +121,24 @@ print(found)
 def test_two_processes_never_both_process_one_delivery(store, tmp_path):
     apply_batch(store, [incoming(n, f"delivery-{n}") for n in range(1, 121)], defer=True)
     go = tmp_path / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", PROCESSOR, str(store.path), str(go), str(ROOT), str(i)], stdout=subprocess.PIPE, text=True)
-             for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", PROCESSOR, str(store.path), str(go), str(ROOT), str(i)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
     wait_until(lambda: (tmp_path / "ready-0").exists() and (tmp_path / "ready-1").exists(), timeout=30)
     go.touch()
     found = [int(p.communicate(timeout=60)[0]) for p in procs]
     assert sum(found) == 120, found  # each delivery found (and marked) by exactly one of them
     assert count(store, "SELECT COUNT(*) FROM jobs") == 120
-    assert count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers") == count(store, "SELECT COUNT(*) FROM triggers") == 120
+    assert (
+        count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers")
+        == count(store, "SELECT COUNT(*) FROM triggers")
+        == 120
+    )
 
 
 def test_deliveries_gathered_when_the_writer_stops_are_refused_not_left_waiting(store):

@@ -55,7 +55,9 @@ def enqueue(store: Store, *numbers: int) -> list[int]:
     for n in numbers:
         payload = labeled(n)
         event = Event("issues", f"d-{n}", payload)
-        items.append(Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), time.time()))
+        items.append(
+            Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), time.time())
+        )
     return [ack.job_id for ack in apply_batch(store, items)]
 
 
@@ -63,8 +65,11 @@ def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path,
     store = Store(tmp_path / "ai-fix.db")
     store.init_schema()
     [job_id] = enqueue(store, 1)
-    worker = subprocess.Popen([AI_FIX, "worker"], env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Gate"),
-                              stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [AI_FIX, "worker"],
+        env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Gate"),
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(tmp_path / "work" / f"started-{job_id}", timeout=30)
         wait_until(lambda: store.get_job(job_id).state.get("step", 0) >= 3)
@@ -100,8 +105,11 @@ def free_port() -> int:
 
 def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_url):
     port = free_port()
-    server = subprocess.Popen([AI_FIX, "serve", "--port", str(port)],
-                              env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Gate"), stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [AI_FIX, "serve", "--port", str(port)],
+        env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Gate"),
+        stderr=subprocess.PIPE,
+    )
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
             wait_until(lambda: _answers(client), timeout=30)
@@ -160,8 +168,11 @@ def test_two_processes_share_the_queue_without_double_claims(tmp_path, fake_gith
     job_ids = enqueue(store, *range(1, 13))
     for n in range(2, 13):
         fake_github.add_issue("Codertocat/Hello-World", n)
-    other = subprocess.Popen([AI_FIX, "worker"], env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Ledger"),
-                             stderr=subprocess.DEVNULL)
+    other = subprocess.Popen(
+        [AI_FIX, "worker"],
+        env=env_for(tmp_path, fake_github, github_url, "tests.support.pipelines:Ledger"),
+        stderr=subprocess.DEVNULL,
+    )
     settings = make_settings(tmp_path, fake_github)
     pool = WorkerPool(store, github_for(settings), Ledger(settings), settings, workers=2, config=FAST)
     pool.start()

@@ -44,7 +44,11 @@ def enqueue(store: Store, *numbers: int) -> list[int]:
     for n in numbers:
         payload = labeled(n)
         event = Event("issues", f"delivery-{n}-{time.monotonic_ns()}", payload)
-        items.append(Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), store.clock()))
+        items.append(
+            Incoming(
+                event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), store.clock()
+            )
+        )
     return [ack.job_id for ack in apply_batch(store, items)]
 
 
@@ -131,7 +135,9 @@ def test_database_urls(url, expected):
     assert parse_sqlite_url(url) == expected
 
 
-@pytest.mark.parametrize("url", ["postgresql://db/aifix", "sqlite:///", "sqlite:///q.db?synchronous=off", "sqlite:///q.db?cache=shared"])
+@pytest.mark.parametrize(
+    "url", ["postgresql://db/aifix", "sqlite:///", "sqlite:///q.db?synchronous=off", "sqlite:///q.db?cache=shared"]
+)
 def test_unsupported_database_urls_say_what_to_use(url):
     with pytest.raises(ConfigError, match="AIFIX_DATABASE_URL .* use sqlite:///ai-fix.db"):
         parse_sqlite_url(url)

@@ -21,7 +21,9 @@ from bot.sandbox.select import open_sandbox
 from support_sandbox import build_test_image, image_config, inside_env, open_test_sandbox, python_paths, skip_reason
 
 
-def test_environment_is_the_allowlist_plus_what_the_caller_adds(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_is_the_allowlist_plus_what_the_caller_adds(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AIFIX_ANTHROPIC_API_KEY", "sk-ant-should-never-appear")
     result = sandbox.exec("env", timeout=10, env={"EXTRA_FOR_THIS_COMMAND": "yes"})
     names = {line.split("=", 1)[0] for line in result.output.splitlines() if "=" in line}
@@ -33,7 +35,9 @@ def test_environment_is_the_allowlist_plus_what_the_caller_adds(sandbox: Sandbox
 
 
 def test_artifacts_are_read_back_but_links_are_not_followed(sandbox: Sandbox) -> None:
-    result = sandbox.exec('echo report > "$AI_FIX_ARTIFACTS/r.xml" && ln -s /etc/passwd "$AI_FIX_ARTIFACTS/link"', timeout=10)
+    result = sandbox.exec(
+        'echo report > "$AI_FIX_ARTIFACTS/r.xml" && ln -s /etc/passwd "$AI_FIX_ARTIFACTS/link"', timeout=10
+    )
     assert result.exit_code == 0, result.output
     assert sandbox.read_artifact("r.xml") == b"report\n"
     assert sandbox.read_artifact("link") is None
@@ -129,7 +133,12 @@ def test_auto_prefers_a_working_container_engine(tmp_path: Path) -> None:
         assert box.exec("echo up", timeout=10).output == "up\n"
     finally:
         box.close()
-    listed = subprocess.run([*engine_command("podman"), "ps", "-aq", "--filter", "label=ai-fix.sandbox"], env=engine_env("podman"), capture_output=True, text=True)
+    listed = subprocess.run(
+        [*engine_command("podman"), "ps", "-aq", "--filter", "label=ai-fix.sandbox"],
+        env=engine_env("podman"),
+        capture_output=True,
+        text=True,
+    )
     assert box.container not in listed.stdout  # type: ignore[attr-defined]
 
 
@@ -146,7 +155,9 @@ def test_an_unknown_backend_names_the_choices(tmp_path: Path) -> None:
         open_sandbox("chroot", tmp_path, SandboxConfig())
 
 
-def test_none_says_loudly_that_nothing_is_isolated(tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_none_says_loudly_that_nothing_is_isolated(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AIFIX_WEBHOOK_SECRET", "never-inside-even-here")
     with caplog.at_level(logging.WARNING):
         box = open_sandbox("none", tmp_path, SandboxConfig())

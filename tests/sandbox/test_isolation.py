@@ -234,4 +234,3 @@ def test_the_sandbox_user_is_not_root_and_host_can_clean_its_files(sandbox: Sand
     assert made.stat().st_uid != 0 or os.geteuid() != 0
     made.unlink()
     (sandbox.workspace / "made" / "deeper").rmdir()
-

@@ -206,8 +206,16 @@ class FakeGitHub:
 
     # -- set-up helpers ---------------------------------------------------------------------------
 
-    def add_issue(self, repo: str, number: int, *, title: str = "Spelling error in the README file", body: str = "It looks like you accidently spelled 'commit' with two 't's.",
-                  author: str = "Codertocat", labels: tuple[str, ...] = ()) -> dict[str, Any]:
+    def add_issue(
+        self,
+        repo: str,
+        number: int,
+        *,
+        title: str = "Spelling error in the README file",
+        body: str = "It looks like you accidently spelled 'commit' with two 't's.",
+        author: str = "Codertocat",
+        labels: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
         issue = copy.deepcopy(load_payload("issues/labeled")["issue"])
         issue.update(number=number, title=title, body=body, labels=[{"name": name} for name in labels])
         issue["user"]["login"] = author
@@ -225,7 +233,12 @@ class FakeGitHub:
     def app_object(self, app_id: int | None = None) -> dict[str, Any]:
         """The App as GitHub describes it in `performed_via_github_app` (this App unless `app_id` says otherwise)."""
         app = copy.deepcopy(self.operations["checks/create"].responses["201"]["example"]["app"])
-        app.update(id=self.app_id if app_id is None else app_id, slug="ai-fix", name="ai-fix", html_url="https://github.com/apps/ai-fix")
+        app.update(
+            id=self.app_id if app_id is None else app_id,
+            slug="ai-fix",
+            name="ai-fix",
+            html_url="https://github.com/apps/ai-fix",
+        )
         return app
 
     def add_bot_comment(self, repo: str, number: int, body: str, *, app_id: int | None = None) -> dict[str, Any]:
@@ -290,8 +303,13 @@ class FakeGitHub:
             url = httpx.URL(self.base_url.rstrip("/") + scope["path"], query=scope.get("query_string", b""))
             headers = [(k.decode(), v.decode()) for k, v in scope["headers"]]
             response = self.handle(httpx.Request(scope["method"], url, headers=headers, content=body))
-            await send({"type": "http.response.start", "status": response.status_code,
-                        "headers": [(k.encode(), v.encode()) for k, v in response.headers.items()]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": response.status_code,
+                    "headers": [(k.encode(), v.encode()) for k, v in response.headers.items()],
+                }
+            )
             await send({"type": "http.response.body", "body": response.content})
 
         return app
@@ -308,7 +326,7 @@ class FakeGitHub:
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
         base_path = httpx.URL(self.base_url).path.rstrip("/")
-        path = request.url.path[len(base_path):] if request.url.path.startswith(base_path) else request.url.path
+        path = request.url.path[len(base_path) :] if request.url.path.startswith(base_path) else request.url.path
         for method, regex, responses in self._scripted:
             if method == request.method and re.search(regex, path) and responses:
                 return responses.pop(0)
@@ -428,7 +446,9 @@ class FakeGitHub:
             return httpx.Response(422, json={"message": "ai-fix must scope tokens to one repository"})
         repos = [r for r in owner_repos if r.split("/", 1)[1] in wanted]
         if len(repos) != len(wanted):
-            return httpx.Response(422, json={"message": "There is at least one repository that does not exist or is not accessible"})
+            return httpx.Response(
+                422, json={"message": "There is at least one repository that does not exist or is not accessible"}
+            )
         token = "ghs_" + secrets.token_hex(18)
         self.tokens[token] = Token(installation, repos, time.time() + 3600)
         body = self._example(call.op_id, "201")
@@ -439,7 +459,9 @@ class FakeGitHub:
         repo = f"{call.params['owner']}/{call.params['repo']}"
         role = self.permissions.get((repo, call.params["username"]))
         if role is None:
-            return httpx.Response(404, json={"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})
+            return httpx.Response(
+                404, json={"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+            )
         body = self._example(call.op_id, "200")
         legacy = {"maintain": "write", "triage": "read"}.get(role, role)
         body.update(permission=legacy, role_name=role)
@@ -449,7 +471,11 @@ class FakeGitHub:
 
     def _reaction(self, call: Call) -> httpx.Response:
         repo = f"{call.params['owner']}/{call.params['repo']}"
-        target = f"issue:{call.params['issue_number']}" if "issue_number" in call.params else f"comment:{call.params['comment_id']}"
+        target = (
+            f"issue:{call.params['issue_number']}"
+            if "issue_number" in call.params
+            else f"comment:{call.params['comment_id']}"
+        )
         entry = (repo, target, call.json["content"])
         existed = entry in self.reactions
         if not existed:
@@ -488,7 +514,10 @@ class FakeGitHub:
         return httpx.Response(200, json=items[(page - 1) * per_page : page * per_page])
 
     def _list_comments(self, call: Call) -> httpx.Response:
-        return self._page(self.comments.get((f"{call.params['owner']}/{call.params['repo']}", int(call.params["issue_number"])), []), call)
+        return self._page(
+            self.comments.get((f"{call.params['owner']}/{call.params['repo']}", int(call.params["issue_number"])), []),
+            call,
+        )
 
     def _get_pull(self, call: Call) -> httpx.Response:
         pull = self.pulls.get((f"{call.params['owner']}/{call.params['repo']}", int(call.params["pull_number"])))

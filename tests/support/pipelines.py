@@ -22,7 +22,9 @@ class Gate:
         self.dir.mkdir(parents=True, exist_ok=True)
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
-        (self.dir / f"started-{ctx.job_id}").write_text(f"{os.getpid()} attempt={ctx.attempt} step={ctx.state.get('step', 0)}")
+        (self.dir / f"started-{ctx.job_id}").write_text(
+            f"{os.getpid()} attempt={ctx.attempt} step={ctx.state.get('step', 0)}"
+        )
         step = int(ctx.state.get("step", 0))
         while not ((self.dir / f"release-{ctx.job_id}").exists() or (self.dir / "release-all").exists()):
             step += 1

@@ -14,7 +14,9 @@ import uvicorn
 @contextmanager
 def serve(app: Any, *, timeout: float = 10.0) -> Iterator[str]:
     """Yield the base URL of `app` served on 127.0.0.1 (a free port); lifespan runs, shutdown is graceful."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on")
+    )
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout

@@ -73,15 +73,26 @@ def start_service(tmp_path: Path, fake_github: FakeGitHub) -> Iterator[object]:
     """Call it to run a real server (uvicorn on loopback) with workers; options pass to create_app."""
     stack: list[object] = []
 
-    def start(*, pipeline: Pipeline | Callable[[Settings], Pipeline] | None = None, workers: bool = True,
-              config: WorkerConfig = FAST, busy_timeout: float = 5.0, **settings_overrides: object) -> Service:
+    def start(
+        *,
+        pipeline: Pipeline | Callable[[Settings], Pipeline] | None = None,
+        workers: bool = True,
+        config: WorkerConfig = FAST,
+        busy_timeout: float = 5.0,
+        **settings_overrides: object,
+    ) -> Service:
         """`pipeline`: an instance, or a class/factory taking the settings (like AIFIX_PIPELINE)."""
         settings = make_settings(tmp_path, fake_github, **settings_overrides)
         if isinstance(pipeline, type) or (pipeline is not None and not hasattr(pipeline, "run")):
             pipeline = pipeline(settings)  # type: ignore[operator]
         store = Store.from_url(settings.database_url, busy_timeout=busy_timeout)
-        app = create_app(settings, store=store, github=github_for(settings) if workers else None, pipeline=pipeline,
-                         worker_config=config)
+        app = create_app(
+            settings,
+            store=store,
+            github=github_for(settings) if workers else None,
+            pipeline=pipeline,
+            worker_config=config,
+        )
         server = serve(app)
         url = server.__enter__()
         client = httpx.Client(base_url=url, timeout=10)

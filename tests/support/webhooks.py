@@ -27,16 +27,30 @@ def _common(payload: dict[str, Any], sender: str, sender_type: str, installation
     return payload
 
 
-def labeled(number: int = 1, *, label: str = "ai-fix", sender: str = "Codertocat", sender_type: str = "User",
-            installation: int | None = INSTALLATION) -> dict[str, Any]:
+def labeled(
+    number: int = 1,
+    *,
+    label: str = "ai-fix",
+    sender: str = "Codertocat",
+    sender_type: str = "User",
+    installation: int | None = INSTALLATION,
+) -> dict[str, Any]:
     payload = copy.deepcopy(load_payload("issues/labeled"))
     payload["issue"]["number"] = number
     payload["label"]["name"] = label
     return _common(payload, sender, sender_type, installation)
 
 
-def pr_comment(body: str, number: int = 2, *, sender: str = "Codertocat", sender_type: str = "User",
-               pr_author_type: str = "Bot", pr_body: str = PR_BODY, on_pr: bool = True) -> dict[str, Any]:
+def pr_comment(
+    body: str,
+    number: int = 2,
+    *,
+    sender: str = "Codertocat",
+    sender_type: str = "User",
+    pr_author_type: str = "Bot",
+    pr_body: str = PR_BODY,
+    on_pr: bool = True,
+) -> dict[str, Any]:
     """issue_comment.created on a pull request (GitHub's example with the zulip delivery's `pull_request` key)."""
     payload = copy.deepcopy(load_payload("issue_comment/created"))
     payload["issue"]["number"] = number
@@ -48,15 +62,29 @@ def pr_comment(body: str, number: int = 2, *, sender: str = "Codertocat", sender
     return _common(payload, sender, sender_type, INSTALLATION)
 
 
-def review_submitted(state: str = "changes_requested", body: str = "Please handle the empty case.", *, number: int = 2,
-                     review_id: int = 237895671, sender: str = "Codertocat", pr_body: str = PR_BODY) -> dict[str, Any]:
+def review_submitted(
+    state: str = "changes_requested",
+    body: str = "Please handle the empty case.",
+    *,
+    number: int = 2,
+    review_id: int = 237895671,
+    sender: str = "Codertocat",
+    pr_body: str = PR_BODY,
+) -> dict[str, Any]:
     payload = _on_ai_fix_pull("pull_request_review/submitted", number, pr_body)
     payload["review"].update(state=state, body=body, id=review_id)
     return _common(payload, sender, "User", INSTALLATION)
 
 
-def review_comment(body: str = "Maybe you should use more emoji on this line.", *, number: int = 2, review_id: int = 237895671,
-                   comment_id: int = 284312630, sender: str = "Codertocat", pr_body: str = PR_BODY) -> dict[str, Any]:
+def review_comment(
+    body: str = "Maybe you should use more emoji on this line.",
+    *,
+    number: int = 2,
+    review_id: int = 237895671,
+    comment_id: int = 284312630,
+    sender: str = "Codertocat",
+    pr_body: str = PR_BODY,
+) -> dict[str, Any]:
     payload = _on_ai_fix_pull("pull_request_review_comment/created", number, pr_body)
     payload["comment"].update(body=body, pull_request_review_id=review_id, id=comment_id)
     return _common(payload, sender, "User", INSTALLATION)
@@ -80,7 +108,13 @@ def headers(event: str, body: bytes, *, delivery: str | None = None, secret: str
     }
 
 
-def deliver(client: httpx.Client, event: str, payload: dict[str, Any] | bytes, *, delivery: str | None = None,
-            secret: str = SECRET) -> httpx.Response:
+def deliver(
+    client: httpx.Client,
+    event: str,
+    payload: dict[str, Any] | bytes,
+    *,
+    delivery: str | None = None,
+    secret: str = SECRET,
+) -> httpx.Response:
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return client.post("/webhook", content=body, headers=headers(event, body, delivery=delivery, secret=secret))

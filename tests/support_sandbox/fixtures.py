@@ -1,6 +1,6 @@
 """pytest fixtures for real sandboxes; a test folder's conftest.py imports the ones it needs:
 
-    from support_sandbox.fixtures import kind, sandbox  # noqa: F401  (pytest finds fixtures by name)
+from support_sandbox.fixtures import kind, sandbox  # noqa: F401  (pytest finds fixtures by name)
 """
 
 from __future__ import annotations

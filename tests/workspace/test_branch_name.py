@@ -39,7 +39,9 @@ def test_bad_issue_numbers_are_refused(number: object) -> None:
         branch_name(number, "x")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("name", ["main", "-x", "ai-fix/1-a b", "ai-fix/1-a..b", "ai-fix/01-a", "ai-fix/1-", "ai-fix/1-a-", "ai-fix/x-a"])
+@pytest.mark.parametrize(
+    "name", ["main", "-x", "ai-fix/1-a b", "ai-fix/1-a..b", "ai-fix/01-a", "ai-fix/1-", "ai-fix/1-a-", "ai-fix/x-a"]
+)
 def test_names_ai_fix_did_not_generate_are_refused(name: str) -> None:
     assert not is_ai_fix_branch(name)
     with pytest.raises(PolicyViolation, match="branch_name"):

@@ -185,7 +185,9 @@ def test_binary_content_is_refused(root: Path, content: bytes | str) -> None:
 
 def test_file_limit_counts_the_write_on_top_of_the_change_so_far(root: Path) -> None:
     gate = gate_for(root, max_files_changed=2)
-    current = DiffStats(files=[FileChange(path="src/a.py", added=1, removed=0), FileChange(path="x.py", added=1, removed=0)])
+    current = DiffStats(
+        files=[FileChange(path="src/a.py", added=1, removed=0), FileChange(path="x.py", added=1, removed=0)]
+    )
     refused = gate.check_write("third.py", "x\n", current)
     assert not refused.allowed and "3 files" in refused.reason and "max_files_changed" in refused.reason
     assert gate.check_write("x.py", "y\n", current).allowed  # already counted
@@ -201,7 +203,9 @@ def test_line_limit_counts_the_write_on_top_of_the_change_so_far(root: Path) -> 
 
 def test_a_base_reader_makes_rewrites_exact(root: Path) -> None:
     base = b"one\ntwo\nthree\n"
-    gate = PatchGate(root, Scope(), Budget(max_lines_changed=2), base_reader=lambda rel: base if rel == "src/a.py" else None)
+    gate = PatchGate(
+        root, Scope(), Budget(max_lines_changed=2), base_reader=lambda rel: base if rel == "src/a.py" else None
+    )
     (root / "src" / "a.py").write_text("one\nTWO\nthree\n")
     current = DiffStats(files=[FileChange(path="src/a.py", added=1, removed=1)])
     # Rewriting the same line again is still a 2-line change against the base, not 4.
@@ -262,16 +266,47 @@ def test_violations_of_a_whole_change(root: Path) -> None:
     assert "6 files" in reasons[""]
     assert gate.violations(DiffStats(files=stats.files[:1])) == []
     # Keeping an already executable file executable is not a mode change.
-    assert gate.violations(DiffStats(files=[FileChange(path="run.sh", added=1, removed=1, old_mode="100755", new_mode="100755")])) == []
+    assert (
+        gate.violations(
+            DiffStats(files=[FileChange(path="run.sh", added=1, removed=1, old_mode="100755", new_mode="100755")])
+        )
+        == []
+    )
 
 
 # ---- generated paths -------------------------------------------------------------------------------
 
-_PARTS = ["", ".", "..", "src", "a.py", "x", ".git", ".GIT", ".Git.", "git~1", ".github", ".GitHub", "workflows",
-          "ai-fix.yml", "ci.yml", "migrations", "Migrations", "twin", "etc", "alias", "b.py", "ws-evil", "passwd", "target.py"]
+_PARTS = [
+    "",
+    ".",
+    "..",
+    "src",
+    "a.py",
+    "x",
+    ".git",
+    ".GIT",
+    ".Git.",
+    "git~1",
+    ".github",
+    ".GitHub",
+    "workflows",
+    "ai-fix.yml",
+    "ci.yml",
+    "migrations",
+    "Migrations",
+    "twin",
+    "etc",
+    "alias",
+    "b.py",
+    "ws-evil",
+    "passwd",
+    "target.py",
+]
 _TRAPS = ["twin", "etc", "alias", "b.py", ".git", ".GIT", ".github", ".GitHub", "migrations", "..", "/"]
 _generated = st.one_of(
-    st.tuples(st.sampled_from(_TRAPS), st.lists(st.sampled_from(_PARTS), max_size=3)).map(lambda t: "/".join([t[0], *t[1]])),
+    st.tuples(st.sampled_from(_TRAPS), st.lists(st.sampled_from(_PARTS), max_size=3)).map(
+        lambda t: "/".join([t[0], *t[1]])
+    ),
     st.lists(st.sampled_from(_PARTS), min_size=1, max_size=6).map("/".join),
     st.lists(st.sampled_from(_PARTS), min_size=1, max_size=6).map(lambda parts: "/" + "/".join(parts)),
     st.text(alphabet=st.sampled_from("./\\\x00ab-~ gGiItT\u200c"), max_size=20),

@@ -43,7 +43,9 @@ def test_clone_starts_a_fresh_branch_at_the_remote_head(ws: Workspace, remote: P
     assert not Path(ws.state.git_dir).is_relative_to(ws.path)
 
 
-def test_clone_never_reuses_a_branch_left_on_the_remote(tmp_path: Path, seed_repo: Path, remote: Path, branch: str) -> None:
+def test_clone_never_reuses_a_branch_left_on_the_remote(
+    tmp_path: Path, seed_repo: Path, remote: Path, branch: str
+) -> None:
     """A closed PR's branch still on the remote: a new run starts `<branch>-2` (then `-3`) and pushes
     without touching the old one, instead of failing on a non-fast-forward push."""
     git("checkout", "-q", "-b", branch, cwd=seed_repo)
@@ -100,13 +102,20 @@ def test_auth_env_scopes_the_header_to_the_remote_host(tmp_path: Path) -> None:
     assert env["GIT_CONFIG_KEY_0"] == "http.https://github.com/.extraHeader"
     scheme, value = env["GIT_CONFIG_VALUE_0"].removeprefix("Authorization: ").split(" ")
     assert scheme == "Basic" and base64.b64decode(value).decode() == f"x-access-token:{TOKEN}"
-    assert auth_env(TOKEN, "https://ghe.example:8443/o/r")["GIT_CONFIG_KEY_0"] == "http.https://ghe.example:8443/.extraHeader"
+    assert (
+        auth_env(TOKEN, "https://ghe.example:8443/o/r")["GIT_CONFIG_KEY_0"]
+        == "http.https://ghe.example:8443/.extraHeader"
+    )
 
     # git itself reads it from the environment, for that host only.
     def header_for(url: str) -> str:
         clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         done = subprocess.run(
-            ["git", "config", "--get-urlmatch", "http.extraHeader", url], env={**clean, **env}, capture_output=True, text=True, cwd=tmp_path
+            ["git", "config", "--get-urlmatch", "http.extraHeader", url],
+            env={**clean, **env},
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
         )
         return done.stdout.strip()
 
@@ -136,7 +145,9 @@ def header_recorder() -> Iterator[tuple[str, list[str]]]:
     server.server_close()
 
 
-def test_git_sends_the_header_over_the_wire_only_to_that_host(tmp_path: Path, header_recorder: tuple[str, list[str]]) -> None:
+def test_git_sends_the_header_over_the_wire_only_to_that_host(
+    tmp_path: Path, header_recorder: tuple[str, list[str]]
+) -> None:
     url, seen = header_recorder
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     clean.update(GIT_TERMINAL_PROMPT="0")
@@ -229,7 +240,9 @@ def test_rollback_returns_to_the_last_checkpoint(ws: Workspace) -> None:
 
 
 def test_diff_and_stats_cover_the_whole_change_including_new_files(ws: Workspace) -> None:
-    (ws.path / "src" / "app.py").write_text("def add(a, b):\n    return a + b + 0\n\n\ndef sub(a, b):\n    return a - b\n")
+    (ws.path / "src" / "app.py").write_text(
+        "def add(a, b):\n    return a + b + 0\n\n\ndef sub(a, b):\n    return a - b\n"
+    )
     ws.checkpoint("tweak add")
     (ws.path / "src" / "util.py").unlink()
     (ws.path / "src" / "new.py").write_text("A = 1\nB = 2\n")
@@ -241,7 +254,11 @@ def test_diff_and_stats_cover_the_whole_change_including_new_files(ws: Workspace
     by_path = {f.path: f for f in stats.files}
     assert set(by_path) == {"src/app.py", "src/util.py", "src/new.py", "run.sh"}
     assert (by_path["src/app.py"].status, by_path["src/app.py"].added, by_path["src/app.py"].removed) == ("M", 1, 1)
-    assert (by_path["src/util.py"].status, by_path["src/util.py"].removed, by_path["src/util.py"].new_mode) == ("D", 1, "")
+    assert (by_path["src/util.py"].status, by_path["src/util.py"].removed, by_path["src/util.py"].new_mode) == (
+        "D",
+        1,
+        "",
+    )
     assert (by_path["src/new.py"].status, by_path["src/new.py"].added, by_path["src/new.py"].old_mode) == ("A", 2, "")
     assert by_path["run.sh"].new_mode == "100755"
     assert stats.lines == 1 + 1 + 1 + 2 + 1
@@ -322,7 +339,9 @@ def test_push_never_forces(ws: Workspace, remote: Path, seed_repo: Path, branch:
     assert git("rev-parse", f"refs/heads/{branch}", cwd=remote) == theirs
 
 
-def test_checkout_existing_adds_commits_on_top(tmp_path: Path, ws: Workspace, remote: Path, remote_url: str, branch: str) -> None:
+def test_checkout_existing_adds_commits_on_top(
+    tmp_path: Path, ws: Workspace, remote: Path, remote_url: str, branch: str
+) -> None:
     (ws.path / "src" / "util.py").write_text("X = 2\n")
     first = ws.checkpoint("first round")
     ws.push()
@@ -381,7 +400,9 @@ def test_local_mode_leaves_the_work_on_a_branch_of_the_users_repo(tmp_path: Path
     assert str(tmp_path / "job") not in git("worktree", "list", cwd=seed_repo)
 
 
-def test_local_mode_can_push_when_given_a_remote(tmp_path: Path, seed_repo: Path, remote: Path, remote_url: str) -> None:
+def test_local_mode_can_push_when_given_a_remote(
+    tmp_path: Path, seed_repo: Path, remote: Path, remote_url: str
+) -> None:
     branch = branch_name(None, "Push me")
     ws = Workspace.local(seed_repo, tmp_path / "job", branch=branch)
     (ws.path / "src" / "util.py").write_text("X = 2\n")
