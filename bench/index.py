@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
 
 ANCHOR = {"cold_s": 14.5, "warm_s": 4.7, "peak_mb": 427}
 GOAL = {"cold_s": 5.0, "warm_ms": 200, "incremental_ms": 200, "query_ms": 100, "peak_mb": 250}

@@ -29,13 +29,12 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
-
 from bot.context.base import Query
 from bot.context.bm25 import bm25_scores
 from bot.context.provider import RepoContext
 from bot.context.subjects import is_test_path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 KS = (1, 5, 10)
 TASKS = Path("/work/shared/fixtures/localization/dev.jsonl")

@@ -1,4 +1,4 @@
-"""Benchmark of the execution loop on the recorded demo session (bot/loop/demo_data/session.jsonl).
+"""Benchmark of the execution loop on the recorded demo session (bot/commands/demo_data/session.jsonl).
 
 Prints, from one run of N repetitions:
 - orchestration time per step: the step's wall time minus model latency and check time (goal < 50 ms);
@@ -18,14 +18,15 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from bot.commands.demo import demo_data, make_repo, sample
+from bot.commands.toolkit import toolkit
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles
-from bot.loop.demo import demo_data, make_repo, sample
-from bot.loop.harness import SandboxChecks, route, run_task
+from bot.loop.report import Silent
+from bot.loop.session import run_session
 from bot.model.base import Usage
 from bot.model.replay import recorded_responses
 from bot.model.scripted import ScriptedModel, Turn
-from bot.sandbox.select import open_sandbox
 from bot.settings import load_settings
 from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
@@ -44,19 +45,19 @@ def one_run(root: Path, sandbox_kind: str) -> list[dict]:
     local = LocalRepoFiles(repo)
     contract = build_contract(snapshot_from_markdown(issue, str(repo)), local)
     workspace = Workspace.local(repo, root / "jobs", branch=branch_name(None, contract.title), ref=local.commit)
-    sandbox = open_sandbox(sandbox_kind, workspace.path, contract.sandbox)
+    model = ScriptedModel(recorded_script())
+    kit = toolkit(load_settings(work_dir=root / "work"), model=lambda: model, sandbox=sandbox_kind)
     try:
-        result = run_task(
+        result = run_session(
             contract,
             workspace,
-            ScriptedModel(recorded_script()),
-            checks=SandboxChecks(sandbox, contract, []),
-            choice=route(contract, load_settings(), None),
+            kit,
+            repo=str(repo),
             secrets=[],
             trace_path=root / "trace.jsonl",
+            reporter=Silent(),
         )
     finally:
-        sandbox.close()
         workspace.remove()
     if result.outcome != "accepted":
         raise SystemExit(f"the recorded session did not replay to acceptance: {result.reason}")
@@ -72,7 +73,7 @@ def main() -> None:
     changing_ms: list[float] = []
     """Steps that edited, ran checks or finished (git stats, checkpoint, index refresh)."""
     cached = prompt = 0
-    for i in range(args.runs):
+    for _ in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="ai-fix-bench-") as tmp:
             steps = one_run(Path(tmp), args.sandbox)
         for step in steps:

@@ -37,10 +37,9 @@ import uvloop
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 from bot.intake.signature import sign
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PAYLOAD = ROOT / "tests" / "fixtures" / "webhooks" / "issues" / "labeled.json"
 SECRET = "bench-secret"

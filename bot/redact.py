@@ -117,3 +117,18 @@ def _mask_runs(text: str, pattern: re.Pattern[str]) -> str:
 def contains_secret(text: str, secrets: Iterable[str]) -> bool:
     """True when any held secret (or an 8+ character piece of it) appears in text."""
     return redact(text, secrets, key_values=False) != text or any(s and s in text for s in secrets)
+
+
+def safe_outgoing(text: str, secrets: Iterable[str]) -> str:
+    """Redact every held secret; raise RedactionError (post nothing) if that fails or anything survives."""
+    try:
+        held = [s for s in secrets if s]
+        clean = redact(text, held)
+        leaked = contains_secret(clean, held)
+    except RedactionError:
+        raise
+    except Exception as exc:  # any failure inside redaction must stop the post, never let raw text out
+        raise RedactionError(f"redaction failed ({type(exc).__name__}); nothing was posted") from exc
+    if leaked:
+        raise RedactionError("a secret survived redaction; nothing was posted")
+    return clean

@@ -47,11 +47,11 @@ class Settings(BaseSettings):
     """Host toolchain folders mounted read-only in the sandbox (a Python outside /usr); JSON list in the environment."""
     work_dir: Path = Path("ai-fix-work")
     """Where job workspaces and traces are kept on the host."""
-    pipeline: str = "bot.delivery.pipeline:DeliveryPipeline"
+    pipeline: str = "bot.commands.toolkit:delivery_pipeline"
     """What a job runs after its snapshot: "module:factory", the factory takes the settings and returns a Pipeline."""
 
     @model_validator(mode="after")
-    def _key_sources(self) -> "Settings":
+    def _key_sources(self) -> Settings:
         if self.private_key is not None and self.private_key_path is not None:
             raise ValueError("set AIFIX_PRIVATE_KEY or AIFIX_PRIVATE_KEY_PATH, not both")
         return self

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from bot.checks.models import TestCase
+from bot.checks.models import TestCase, TestStatus
 from bot.checks.traceback import relative
 
 MESSAGE_CAP = 2000
@@ -32,8 +32,11 @@ def parse_junit(xml: bytes, *, workdir: str = "") -> list[TestCase]:
     return cases
 
 
-def _status(case: ET.Element) -> str:
-    for tag, status in (("failure", "fail"), ("error", "error"), ("skipped", "skipped")):
+_OUTCOMES: tuple[tuple[str, TestStatus], ...] = (("failure", "fail"), ("error", "error"), ("skipped", "skipped"))
+
+
+def _status(case: ET.Element) -> TestStatus:
+    for tag, status in _OUTCOMES:
         if case.find(tag) is not None:
             return status
     return "pass"

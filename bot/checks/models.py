@@ -7,12 +7,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 CheckStatus = Literal["pass", "fail", "error", "timeout", "killed", "flaky", "not_run"]
+TestStatus = Literal["pass", "fail", "error", "skipped"]
 
 
 class TestCase(BaseModel):
     id: str
     """e.g. "tests/test_calc.py::test_add"."""
-    status: Literal["pass", "fail", "error", "skipped"]
+    status: TestStatus
     file: str | None = None
     line: int | None = None
     message: str = ""
@@ -49,3 +50,7 @@ class CheckRun(BaseModel):
 
     def result(self, name: str) -> CheckResult | None:
         return next((r for r in self.results if r.name == name), None)
+
+    def failing(self) -> list[CheckResult]:
+        """The results that did not pass, in run order."""
+        return [r for r in self.results if r.status != "pass"]

@@ -35,7 +35,7 @@ def summarize(
     if status == "pass":
         return ""
     output = ANSI.sub("", output)
-    lines = [f"{status}: {reason}"] if reason else [status]
+    lines: list[str] = [f"{status}: {reason}"] if reason else [status]
     failing = tests_failed(tests)
     if failing:
         for test in failing[:MAX_TESTS]:

@@ -43,5 +43,5 @@ class ContextProvider(Protocol):
     def retrieve(self, query: Query, budget_tokens: int) -> Retrieved:
         """Ranked files and slices relevant to the query, rendered into the budget."""
 
-    def refresh(self) -> None:
-        """Re-index what changed in the workspace since the last call."""
+    def refresh(self) -> object:
+        """Re-index what changed in the workspace since the last call (what it reports is not read)."""

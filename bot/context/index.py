@@ -9,6 +9,7 @@ from __future__ import annotations
 import marshal
 import math
 from collections.abc import Iterable
+from typing import Any
 
 from bot.context.bm25 import bm25_scores
 from bot.context.imports import ModuleKeys, module_keys, resolve
@@ -293,7 +294,7 @@ class Index:
 
     # ---- persistence (plain values for marshal) ------------------------------------------
 
-    def to_state(self) -> tuple:
+    def to_state(self) -> tuple[Any, ...]:
         return (
             self.paths,
             self.blobs,
@@ -306,11 +307,11 @@ class Index:
             *(m.flat() for m in self._maps()),
         )
 
-    def _maps(self) -> tuple[PackedMap, ...]:
+    def _maps(self) -> tuple[PackedMap[Any], ...]:
         return (self.postings, self.referencers, self.definers, self.ref_out, self.ref_in, self.import_out)
 
     @classmethod
-    def from_state(cls, state: tuple) -> Index:
+    def from_state(cls, state: tuple[Any, ...]) -> Index:
         index = cls()
         (
             index.paths,

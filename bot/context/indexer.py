@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from bot.context.index import Index, StatKey
 from bot.context.languages import grammar_for
@@ -56,7 +57,7 @@ def _looks_generated(data: bytes) -> bool:
     return len(data) > MAX_FILE_BYTES or len(data) > MAX_AVERAGE_LINE * (data.count(b"\n") + 1)
 
 
-def _parse(item: tuple[bytes, str]) -> tuple:
+def _parse(item: tuple[bytes, str]) -> tuple[Any, ...]:
     return extract_tags(*item).to_tuple()
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Hashable, Iterable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
-Flat = tuple[list, bytes, bytes, bytes]
+Flat = tuple[list[Any], bytes, bytes, bytes]
 """(keys, offsets, ids, values): key i owns ids[offsets[i]:offsets[i+1]]."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import tree_sitter
 
@@ -37,7 +38,7 @@ class FileTags:
     terms: dict[str, int] = field(default_factory=dict)
     """Lower-case search terms from identifiers, definitions, comments and string literals."""
 
-    def to_tuple(self) -> tuple:
+    def to_tuple(self) -> tuple[Any, ...]:
         return (
             tuple((d.name, d.kind, d.start_line, d.end_line) for d in self.definitions),
             self.references,
@@ -46,7 +47,7 @@ class FileTags:
         )
 
     @classmethod
-    def from_tuple(cls, data: tuple) -> FileTags:
+    def from_tuple(cls, data: tuple[Any, ...]) -> FileTags:
         defs, refs, imports, terms = data
         return cls(tuple(Definition(*d) for d in defs), refs, tuple(imports), terms)
 

@@ -195,8 +195,8 @@ def parse_config(text: str, path: str = CONFIG_PATH) -> RepoConfig:
     except ValidationError as exc:
         for err in exc.errors():
             loc = tuple(err["loc"])
-            line = _locate(root, loc, key=err["type"] == "extra_forbidden")
-            problems.append(f"{path} line {line}: {_dotted(loc)}: {_message(dict(err), _allowed_keys(loc))}")
+            at = _locate(root, loc, key=err["type"] == "extra_forbidden")
+            problems.append(f"{path} line {at}: {_dotted(loc)}: {_message(dict(err), _allowed_keys(loc))}")
     if problems or config is None:
         raise ConfigError("\n".join(problems))
     return config

@@ -7,9 +7,10 @@ from a branch being changed: a pull request cannot rewrite the rules it is judge
 from __future__ import annotations
 
 import base64
-import subprocess
 from pathlib import Path
 from typing import Any, Protocol
+
+import git
 
 from bot.errors import ConfigError, GitHubError
 
@@ -42,66 +43,72 @@ class RepoFiles(Protocol):
         ...
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+def _open(repo: Path) -> git.Repo:
+    try:
+        return git.Repo(repo, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise ConfigError(f"{repo} is not a git repository; pass --repo the path of a clone") from None
 
 
-def default_branch(repo: Path) -> str:
+def default_branch(repo: Path | git.Repo) -> str:
     """The local repository's default branch: origin's HEAD, else `main`, `master`, else its only branch."""
-    head = _git(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
-    if head.returncode == 0 and head.stdout.strip():
-        return head.stdout.decode().strip()
-    branches = _git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/").stdout.decode().split()
+    local = repo if isinstance(repo, git.Repo) else _open(repo)
+    try:
+        return str(local.remotes.origin.refs.HEAD.reference.name)
+    except (AttributeError, IndexError, TypeError, ValueError):
+        pass  # no origin, or origin/HEAD unset
+    branches = sorted(head.name for head in local.heads)
     for name in ("main", "master"):
         if name in branches:
             return name
     if len(branches) == 1:
         return branches[0]
     raise ConfigError(
-        f"{repo}: cannot tell the default branch (no origin/HEAD, no main or master; branches: "
-        f"{', '.join(branches) or 'none, commit something first'}); run `git remote set-head origin --auto` "
+        f"{local.working_dir or local.git_dir}: cannot tell the default branch (no origin/HEAD, no main or master; "
+        f"branches: {', '.join(branches) or 'none, commit something first'}); run `git remote set-head origin --auto` "
         "or create a main branch"
     )
 
 
 class LocalRepoFiles:
-    """The default branch of a local git repository, read with `git cat-file` (never the work tree)."""
+    """The default branch of a local git repository, read from its objects (never the work tree)."""
 
     def __init__(self, repo_path: str | Path, *, ref: str | None = None) -> None:
         self.repo = Path(repo_path)
-        inside = _git(self.repo, "rev-parse", "--is-inside-work-tree")
-        bare = _git(self.repo, "rev-parse", "--is-bare-repository")
-        if not self.repo.is_dir() or (inside.returncode != 0 and bare.stdout.strip() != b"true"):
-            raise ConfigError(f"{self.repo} is not a git repository; pass --repo the path of a clone")
-        self.ref = ref or default_branch(self.repo)
-        commit = _git(self.repo, "rev-parse", "--verify", "--quiet", f"{self.ref}^{{commit}}")
-        if commit.returncode != 0:
-            raise ConfigError(f"{self.repo}: branch {self.ref!r} has no commit yet; commit the repository first")
-        self.commit = commit.stdout.decode().strip()
+        self._repo = _open(self.repo)
+        self.ref = ref or default_branch(self._repo)
+        try:
+            commit = self._repo.commit(self.ref)
+        except (git.BadName, ValueError):
+            raise ConfigError(
+                f"{self.repo}: branch {self.ref!r} has no commit yet; commit the repository first"
+            ) from None
+        self.commit: str = commit.hexsha
+        self._tree = commit.tree
 
     @property
     def source(self) -> str:
         return f"{self.ref}@{self.commit[:12]}"
 
-    def read_text(self, path: str) -> str | None:
-        spec = f"{self.commit}:{path}"
-        size = _git(self.repo, "cat-file", "-s", spec)
-        if size.returncode != 0 or int(size.stdout) > MAX_FILE_BYTES:
+    def _entry(self, path: str) -> git.objects.base.IndexObject | None:
+        try:
+            return self._tree / path.strip("/") if path.strip("/") else self._tree
+        except KeyError:
             return None
-        # `cat-file blob` refuses a tree, so it is both the type check and the read.
-        blob = _git(self.repo, "cat-file", "blob", spec)
-        return blob.stdout.decode("utf-8", errors="replace") if blob.returncode == 0 else None
+
+    def read_text(self, path: str) -> str | None:
+        blob = self._entry(path)
+        if not isinstance(blob, git.Blob) or blob.size > MAX_FILE_BYTES:
+            return None
+        data: bytes = blob.data_stream.read()
+        return data.decode("utf-8", errors="replace")
 
     def list_dir(self, path: str = "") -> list[str]:
+        tree = self._entry(path)
+        if not isinstance(tree, git.Tree):
+            return []
         prefix = f"{path.strip('/')}/" if path.strip("/") else ""
-        out = _git(self.repo, "ls-tree", "-z", self.commit, "--", prefix or ".")
-        entries: list[str] = []
-        for record in out.stdout.decode("utf-8", errors="replace").split("\0"):
-            if not record:
-                continue
-            meta, _, name = record.partition("\t")
-            entries.append(f"{name}/" if meta.split()[1] == "tree" else name)
-        return sorted(entries)
+        return sorted(f"{prefix}{o.name}/" if isinstance(o, git.Tree) else f"{prefix}{o.name}" for o in tree)
 
 
 class WorkTreeFiles:

@@ -10,7 +10,7 @@ import yaml
 
 from bot.contract.models import Check, TaskContract
 from bot.contract.templates import template
-from bot.delivery.safety import code_block, code_span, inert_line, inert_quote
+from bot.markdown import code_block, code_span, inert_line, inert_quote
 
 MARKER = "<!-- ai-fix:contract -->"
 """Hidden marker of the one contract/clarification comment ai-fix keeps per issue (updated in place)."""

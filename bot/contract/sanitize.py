@@ -35,7 +35,9 @@ def fence_opening(line: str) -> str | None:
 def fence_closes(line: str, fence: str) -> bool:
     """Whether the line closes a block opened by `fence`: the same character, at least as many."""
     m = _FENCE.match(line)
-    return bool(m) and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end() :].strip()
+    if m is None:
+        return False
+    return m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end() :].strip()
 
 
 @dataclass

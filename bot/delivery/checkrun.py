@@ -7,8 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from bot.delivery.render import OUTCOME_WORDS, passing_checks, status, transitions
-from bot.delivery.safety import code_span, inert_line
 from bot.loop.result import RunResult
+from bot.markdown import code_span, inert_line
 
 CHECK_NAME = "ai-fix"
 TEXT_LIMIT = 65_535

@@ -13,11 +13,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.delivery.checkrun import CHECK_NAME, CheckRunOutput
-from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker, marker
-from bot.delivery.safety import safe_outgoing
 from bot.errors import GitHubError
 from bot.github.client import Refused, RepoClient, calling
-from bot.redact import RedactionError
+from bot.markers import PR_KIND, PROGRESS_KIND, find_marker, marker
+from bot.redact import RedactionError, safe_outgoing
 
 HANDOFF_LABEL = "ai-fix:handoff"
 REPLY_KIND = "reply"
@@ -86,9 +85,11 @@ class GitHubOutput:
         # The title (and so the branch slug) may have changed since the PR was opened.
         prefix = f"ai-fix/{issue_number}-"
         for page in range(1, 11):
-            pulls = self._json(
-                lambda page=page: self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page)
-            )  # type: ignore[misc]
+
+            def listing(page: int = page) -> Any:
+                return self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page)
+
+            pulls = self._json(listing)
             for data in pulls:
                 if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(
                     data.get("body"), PR_KIND

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from bot.loop.result import Cost, Outcome
+from bot.markers import hidden_record, read_hidden_record
 from bot.snapshot import JobKind
 
 Phase = Literal["contract", "baseline", "round", "checks", "pull_request"]
@@ -41,3 +42,20 @@ class Progress(BaseModel):
     pr_url: str = ""
     outcome: Outcome | None = None
     reason: str = ""
+
+
+ROUNDS_RECORD = "rounds"
+
+
+def rounds_record(rounds: list[RoundRecord]) -> str:
+    """The finished rounds as a hidden record in the PR body, so a later round knows them from GitHub alone."""
+    return hidden_record(ROUNDS_RECORD, [r.model_dump(mode="json") for r in rounds])
+
+
+def read_rounds(body: str | None) -> list[RoundRecord]:
+    """The rounds a PR body records; an edited or damaged record counts as no history, never as an error."""
+    data = read_hidden_record(ROUNDS_RECORD, body)
+    try:
+        return [RoundRecord.model_validate(r) for r in data] if isinstance(data, list) else []
+    except (ValidationError, TypeError):
+        return []

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.delivery.markers import PROGRESS_KIND, marker
 from bot.delivery.models import PHASES, Phase, Progress
 from bot.delivery.render import OUTCOME_WORDS
-from bot.delivery.safety import inert_line
+from bot.markdown import inert_line
+from bot.markers import PROGRESS_KIND, marker
 
 KIND_WORDS = {"issue": "first run", "retry": "`/agent retry`", "review": "review"}
 PHASE_WORDS: dict[Phase, str] = {

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 from bot.checks.models import CheckResult, CheckRun
 from bot.contract.models import TaskContract
-from bot.delivery.markers import PR_KIND, marker, rounds_record
-from bot.delivery.models import RoundRecord
-from bot.delivery.safety import code_block, code_span, inert_line, inert_quote
+from bot.delivery.models import RoundRecord, rounds_record
 from bot.loop.result import Cost, RunResult
+from bot.markdown import code_block, code_span, inert_line, inert_quote
+from bot.markers import PR_KIND, marker
 from bot.snapshot import JobKind
 
 BODY_LIMIT = 65_536
@@ -216,7 +216,7 @@ def _changes(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
             "",
         ]
     if not result.diff.files:
-        return "\n".join(lines + ["No files changed."])
+        return "\n".join([*lines, "No files changed."])
     lines += ["| file | status | + | − |", "|---|---|---:|---:|"]
     lines += [f"| {code_span(f.path)} | {f.status} | {f.added} | {f.removed} |" for f in result.diff.files]
     lines.append(
@@ -291,11 +291,10 @@ def trim_log(result: CheckResult, limit: int) -> str:
 
 
 def _not_verified(result: RunResult) -> str:
-    items = [(n.name, n.reason) for n in result.not_verified]
-    named = {name for name, _ in items}
+    items: list[tuple[str, str]] = []
     for check in result.contract.checks:
         after = result.final.result(check.name) if result.final else None
-        if check.name not in named and (after is None or after.status == "not_run"):
+        if after is None or after.status == "not_run":
             items.append((check.name, after.reason if after and after.reason else "not run after the change"))
     if not items:
         return "## Not verified\n\nEvery contract check ran after the change."
@@ -384,5 +383,5 @@ def _count(n: int, noun: str) -> str:
 
 
 def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
+    minutes, secs = divmod(round(seconds), 60)
     return f"{minutes} min {secs} s" if minutes else f"{secs} s"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.delivery.render import OUTCOME_WORDS
-from bot.delivery.safety import code_span, inert_line
 from bot.loop.result import RunResult
+from bot.markdown import code_span, inert_line
 from bot.snapshot import ReviewComment
 from bot.workspace.models import DiffStats
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
@@ -13,11 +14,11 @@ from pydantic import SecretStr
 
 from bot.errors import GitHubError
 from bot.github.retry import RetryPolicy
-from bot.settings import Settings
 
 T = TypeVar("T")
 PER_PAGE = 100
 ROLES = ("admin", "maintain", "write", "triage", "read")
+Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
 
 
 class GitHubStatusError(GitHubError):
@@ -94,11 +95,19 @@ class RepoClient:
         with calling(what):
             return call().json()
 
+    def _object(self, what: str, call: Callable[[], Any]) -> dict[str, Any]:
+        data = self._json(what, call)
+        if not isinstance(data, dict):
+            raise GitHubError(
+                f"{what}: GitHub answered {type(data).__name__}, not an object; check AIFIX_GITHUB_API_URL"
+            )
+        return data
+
     def _pages(self, what: str, call: Callable[[int], Any]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         page = 1
         while True:
-            batch = self._json(what, lambda: call(page))
+            batch = self._json(what, functools.partial(call, page))
             items.extend(batch)
             if len(batch) < PER_PAGE:
                 return items
@@ -116,13 +125,13 @@ class RepoClient:
         role = data.get("role_name")
         return role if role in ROLES else (data.get("permission") or "none")
 
-    def react_to_issue(self, number: int, content: str = "eyes") -> None:
+    def react_to_issue(self, number: int, content: Reaction = "eyes") -> None:
         self._json(
             f"POST reaction on {self.repo}#{number}",
             lambda: self.rest.rest.reactions.create_for_issue(self.owner, self.name, number, content=content),
         )
 
-    def react_to_comment(self, comment_id: int, content: str = "eyes") -> None:
+    def react_to_comment(self, comment_id: int, content: Reaction = "eyes") -> None:
         self._json(
             f"POST reaction on comment {comment_id} in {self.repo}",
             lambda: self.rest.rest.reactions.create_for_issue_comment(
@@ -131,7 +140,9 @@ class RepoClient:
         )
 
     def get_issue(self, number: int) -> dict[str, Any]:
-        return self._json(f"GET {self.repo}#{number}", lambda: self.rest.rest.issues.get(self.owner, self.name, number))
+        return self._object(
+            f"GET {self.repo}#{number}", lambda: self.rest.rest.issues.get(self.owner, self.name, number)
+        )
 
     def list_issue_comments(self, number: int) -> list[dict[str, Any]]:
         return self._pages(
@@ -142,7 +153,7 @@ class RepoClient:
         )
 
     def get_pull(self, number: int) -> dict[str, Any]:
-        return self._json(
+        return self._object(
             f"GET pull request {self.repo}#{number}", lambda: self.rest.rest.pulls.get(self.owner, self.name, number)
         )
 
@@ -155,13 +166,13 @@ class RepoClient:
         )
 
     def create_comment(self, number: int, body: str) -> dict[str, Any]:
-        return self._json(
+        return self._object(
             f"POST comment on {self.repo}#{number}",
             lambda: self.rest.rest.issues.create_comment(self.owner, self.name, number, body=body),
         )
 
     def update_comment(self, comment_id: int, body: str) -> dict[str, Any]:
-        return self._json(
+        return self._object(
             f"PATCH comment {comment_id} in {self.repo}",
             lambda: self.rest.rest.issues.update_comment(self.owner, self.name, comment_id, body=body),
         )
@@ -226,12 +237,6 @@ class GitHubApp:
             "user_agent": "ai-fix",
         }
         self.app = GitHub(AppAuthStrategy(app_id, private_key), **self._options)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **kwargs: Any) -> "GitHubApp":
-        if settings.app_id is None:
-            raise GitHubError("AIFIX_APP_ID is not set: the App cannot authenticate")
-        return cls(settings.app_id, settings.app_private_key(), base_url=settings.github_api_url, **kwargs)
 
     def for_repo(self, installation_id: int, repo: str) -> RepoClient:
         """A client whose installation token reaches only `repo` (one token per job, valid for an hour)."""

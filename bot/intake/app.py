@@ -1,15 +1,15 @@
 """The service's HTTP app: POST /webhook (bot.intake.webhook), /healthz, /tasks and /metrics.
 
-`create_app` takes every adapter as a parameter (store, GitHub, pipeline) so tests and later
-subsystems swap them without patching.
+`create_app` takes every adapter as a parameter: the store, and the background services whose
+life the app's lifespan owns (the worker pool), so tests and later subsystems swap them without patching.
 """
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -21,12 +21,18 @@ from starlette.routing import Route
 from bot.errors import StoreUnavailable
 from bot.intake.metrics import Metrics
 from bot.intake.webhook import MAX_BODY, WebhookEndpoint, WebhookFirst
-from bot.queue.intake import IntakeWriter
+from bot.intake.writer import IntakeWriter
 from bot.queue.models import Job, JobStatus
-from bot.queue.pipeline import Pipeline, SnapshotOnly
 from bot.queue.store import Store
-from bot.queue.worker import GitHubApps, WorkerConfig, WorkerPool
 from bot.settings import Settings
+
+
+class BackgroundService(Protocol):
+    """Something the app starts with its lifespan and stops (blocking, in a thread) when it shuts down."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 def _task_json(job: Job, *, full: bool) -> dict[str, Any]:
@@ -39,21 +45,13 @@ def create_app(
     settings: Settings,
     *,
     store: Store,
-    github: GitHubApps | None = None,
-    pipeline: Pipeline | None = None,
-    workers: int | None = None,
-    worker_config: WorkerConfig = WorkerConfig(),
+    services: Sequence[BackgroundService] = (),
     max_body: int = MAX_BODY,
 ) -> Starlette:
-    """The ASGI app. Without `github` it only takes deliveries in (no workers run in this process)."""
+    """The ASGI app. Without `services` it only takes deliveries in (no workers run in this process)."""
     admin = settings.admin_token.get_secret_value() if settings.admin_token else ""
     metrics = Metrics()
     writer = IntakeWriter(store)
-    pool = (
-        WorkerPool(store, github, pipeline or SnapshotOnly(settings), settings, workers=workers, config=worker_config)
-        if github is not None
-        else None
-    )
 
     async def healthz(request: Request) -> Response:
         try:
@@ -109,14 +107,14 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await run_in_threadpool(store.init_schema)
         writer.start()
-        if pool is not None:
-            pool.start()
+        for service in services:
+            service.start()
         try:
             yield
         finally:
             writer.stop()
-            if pool is not None:
-                await run_in_threadpool(pool.stop)
+            for service in services:
+                await run_in_threadpool(service.stop)
 
     app = Starlette(
         routes=[

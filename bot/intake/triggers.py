@@ -6,13 +6,13 @@ Permissions are read from GitHub by the worker, never here: the request path mus
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
-from bot.delivery.markers import PR_KIND, find_marker
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
+from bot.markers import PR_KIND, find_marker
 from bot.queue.models import Trigger
 
 
@@ -106,7 +106,9 @@ def _issues(event: Event, trigger_label: str) -> Decision:
     base = _base(payload)
     if isinstance(base, Ignored):
         return base
-    return Triggered(Trigger(kind="issue", number=issue.get("number"), delivery_id=event.delivery_id, **base))
+    return Triggered(
+        Trigger(kind="issue", number=cast(int, issue.get("number")), delivery_id=event.delivery_id, **base)
+    )
 
 
 def _issue_comment(event: Event, app_id: int | None) -> Decision:
@@ -126,7 +128,7 @@ def _issue_comment(event: Event, app_id: int | None) -> Decision:
     return Triggered(
         Trigger(
             kind=command.name,
-            number=issue.get("number"),
+            number=cast(int, issue.get("number")),
             comment_id=comment.get("id"),
             feedback=command.feedback,
             delivery_id=event.delivery_id,
@@ -162,7 +164,7 @@ def _review(event: Event, app_id: int | None) -> Decision:
     return Triggered(
         Trigger(
             kind="review",
-            number=pull.get("number"),
+            number=cast(int, pull.get("number")),
             review_id=review_id,
             comment_id=comment_id,
             feedback=feedback,

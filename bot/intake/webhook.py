@@ -19,7 +19,7 @@ from bot.intake.events import MalformedDelivery, parse_event
 from bot.intake.metrics import Metrics
 from bot.intake.signature import InvalidSignature, verify_signature
 from bot.intake.triggers import decide
-from bot.queue.intake import Incoming, IntakeWriter
+from bot.intake.writer import Incoming, IntakeWriter
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
 class WebhookFirst:
     """ASGI middleware sending POST /webhook straight to the endpoint, past routing and exception layers."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], endpoint: "WebhookEndpoint") -> None:
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], endpoint: WebhookEndpoint) -> None:
         self.app = app
         self.endpoint = endpoint
 

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
 
 from bot.loop.records import EditInput, Observation
 from bot.loop.search import text_files
 from bot.redact import is_secret_file
-from bot.workspace.gate import PatchGate, apply_write, canonical_path
+from bot.workspace.gate import PatchGate, Tree, apply_write, canonical_path
 from bot.workspace.models import DiffStats
 
 MAX_VIEW_LINES = 400
 SNIPPET = 4
 """Lines shown either side of an edit in its result."""
-
-
-class Editable(Protocol):
-    path: Path
 
 
 class Refused(Exception):
@@ -105,7 +100,7 @@ def _new_content(root: Path, cmd: EditInput) -> tuple[str, str, int]:
     return rel, new, cmd.insert_line + 1
 
 
-def edit(workspace: Editable, gate: PatchGate, cmd: EditInput, current: DiffStats) -> Observation:
+def edit(workspace: Tree, gate: PatchGate, cmd: EditInput, current: DiffStats) -> Observation:
     """Run one editor command; a refusal or gate decision comes back as a failed observation, never raised.
 
     `current` is the change so far against the base, for the gate's file and line limits.
@@ -117,7 +112,7 @@ def edit(workspace: Editable, gate: PatchGate, cmd: EditInput, current: DiffStat
         path, content, at = _new_content(root, cmd)
     except Refused as refusal:
         return Observation(ok=False, text=str(refusal))
-    decision = apply_write(workspace, path, content, gate, current)  # type: ignore[arg-type]
+    decision = apply_write(workspace, path, content, gate, current)
     if not decision.allowed:
         return Observation(ok=False, text=f"refused: {decision.reason}")
     lines = content.splitlines()

@@ -1,94 +1,88 @@
-"""Wiring one run: the contract's checks bound to a sandbox, the model routed, the trace opened, the loop run.
+"""What a run works with: the contract and the collaborators passed in, and the seams they must fit.
 
-The adapters here are thin; local mode and the GitHub worker both call `run_task`.
+The loop never builds any of these; `bot.loop.session.run_session` assembles them from a Toolkit.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from bot.checks.classify import environment_error
+from pydantic import BaseModel
+
 from bot.checks.models import CheckRun
-from bot.checks.runner import run_baseline, run_checks, run_setup
-from bot.context.provider import RepoContext
+from bot.context.base import ContextProvider
 from bot.contract.models import TaskContract
-from bot.loop.loop import Checks, Loop, LoopConfig, Workspace, first_line
-from bot.loop.result import RunResult
+from bot.loop.report import Reporter, Silent
 from bot.loop.trace import Trace
 from bot.model.base import Model
-from bot.model.routing import ModelChoice, choose_model
 from bot.redact import redact
-from bot.sandbox.base import Sandbox
-from bot.settings import Settings
+from bot.workspace.gate import PatchGate
+from bot.workspace.models import DiffStats
 
 
-class SandboxChecks:
-    """`Checks` over the checks runner: setup, baseline and check runs in one sandbox."""
+class Workspace(Protocol):
+    """The job's checkout (`bot.workspace.git.Workspace`)."""
 
-    def __init__(self, sandbox: Sandbox, contract: TaskContract, secrets: Sequence[str]) -> None:
-        self.sandbox, self.contract, self.secrets = sandbox, contract, tuple(secrets)
+    @property
+    def path(self) -> Path: ...
+    @property
+    def branch(self) -> str: ...
+    @property
+    def base_sha(self) -> str: ...
+    @property
+    def head_sha(self) -> str: ...
+
+    def diff(self) -> str: ...
+    def stats(self) -> DiffStats: ...
+    def read_base(self, path: str) -> bytes | None: ...
+    def checkpoint(self, message: str, *, gate: PatchGate | None = None) -> str | None: ...
+    def rollback(self) -> str: ...
+    def save_work(self, message: str, *, gate: PatchGate) -> str: ...
+
+
+class Checks(Protocol):
+    """The contract's setup and checks, bound to a sandbox (`bot.checks.bound.SandboxChecks`)."""
 
     def setup(self) -> str | None:
-        results = run_setup(self.sandbox, self.contract.setup, self.contract.sandbox)
-        if not results or results[-1].exit_code == 0:
-            return None
-        last, command = results[-1], self.contract.setup[len(results) - 1]
-        output = redact(last.output, self.secrets)
-        why = environment_error(output) or ("timed out" if last.timed_out else first_line(output[-500:]))
-        return f"setup command `{command}` failed (exit {last.exit_code}): {why}"
+        """Run the setup commands; what is missing when one fails, else None."""
 
-    def baseline(self, commit: str) -> CheckRun:
-        return run_baseline(self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets)
+    def baseline(self, commit: str) -> CheckRun: ...
 
-    def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
-        return run_checks(
-            self.sandbox,
-            self.contract.checks,
-            names=names,
-            commit=commit,
-            secrets=self.secrets,
-            changed_files=changed_files,
-        )
+    def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun: ...
 
 
-def route(contract: TaskContract, settings: Settings, override: str | None) -> ModelChoice:
-    """`--model` wins; otherwise the contract's `model:` config and the task's size decide."""
-    choice = choose_model(contract, settings.model, settings.small_model)
-    if override:
-        return ModelChoice(name=override, small=choice.small, reason=f"given on the command line: {override}")
-    return choice
+class LoopConfig(BaseModel):
+    model: str
+    """The model for steps (see `bot.model.routing`)."""
+    small_model: str
+    """The model that compresses history."""
+    model_reason: str = ""
+    repo_map_tokens: int = 1500
+    slice_tokens: int = 1500
+    history_tokens: int = 1200
+    """Above this the older conclusions are compressed by the small model."""
+    reserve: float = 0.1
+    """Share of the cost and wall-time budget kept for the final checks and the handoff."""
+    max_tokens: int = 4096
 
 
-def run_task(
-    contract: TaskContract,
-    workspace: Workspace,
-    model: Model,
-    *,
-    checks: Checks,
-    choice: ModelChoice,
-    secrets: Sequence[str],
-    trace_path: Path,
-    progress: Callable[[str], None] = lambda _line: None,
-    tag_cache: Path | None = None,
-) -> RunResult:
-    """Run the loop once on a prepared workspace; the trace is written as it goes.
+@dataclass(frozen=True)
+class Harness:
+    contract: TaskContract
+    model: Model
+    workspace: Workspace
+    checks: Checks
+    context: ContextProvider
+    trace: Trace
+    config: LoopConfig
+    secrets: Sequence[str] = ()
+    reporter: Reporter = field(default_factory=Silent)
+    clock: Callable[[], float] = time.monotonic
 
-    The retrieval index lives beside the working tree in the job's folder: outside the sandbox, removed with the job.
-    Its tag cache is `tag_cache` when given (`repo_tag_cache(settings.work_dir, repo)`: one per repository, shared
-    by its jobs, so an unchanged file is parsed once across jobs), else in the job's folder too.
-    """
-    config = LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason)
-    provider = RepoContext(workspace.path, cache_dir=workspace.path.parent / "context", tag_cache=tag_cache)
-    loop = Loop(
-        contract,
-        model,
-        workspace,
-        checks,
-        provider,
-        Trace(trace_path, secrets),
-        config,
-        secrets=secrets,
-        progress=progress,
-    )
-    return loop.run()
+    def redact(self, text: str) -> str:
+        """`text` with every secret the run holds removed (before it reaches the model or the trace)."""
+        return redact(text, self.secrets, key_values=False)

@@ -47,11 +47,6 @@ class Cost(BaseModel):
     wall_s: float = 0.0
 
 
-class NotVerified(BaseModel):
-    name: str
-    reason: str
-
-
 class RunResult(BaseModel):
     outcome: Outcome
     reason: str
@@ -69,7 +64,6 @@ class RunResult(BaseModel):
     """The model's own `finish` summary: untrusted, rendered inert and labelled as the model's."""
     risks: list[str] = Field(default_factory=list)
     handoff: Handoff = Field(default_factory=Handoff)
-    not_verified: list[NotVerified] = Field(default_factory=list)
     cost: Cost = Field(default_factory=Cost)
     steps: int = 0
 
@@ -87,7 +81,7 @@ class RunResult(BaseModel):
             checks.append(
                 {
                     "name": name,
-                    "command": (self.contract.check(name).run if self.contract.check(name) else ""),
+                    "command": check.run if (check := self.contract.check(name)) else "",
                     "baseline": {"status": base.status if base else "not_run"},
                     "final": {
                         "status": final.status if final else "not_run",

@@ -53,7 +53,7 @@ def retry_after_s(headers: Any) -> float | None:
 
 def backoff_s(attempt: int, base: float, cap: float) -> float:
     """Exponential backoff with jitter (75-100 % of the nominal delay)."""
-    return min(base * 2**attempt, cap) * (1 - 0.25 * random.random())
+    return min(base * 2.0**attempt, cap) * (1 - 0.25 * random.random())
 
 
 class AnthropicModel:

@@ -25,10 +25,15 @@ def _named_files(contract: TaskContract) -> list[str]:
     return [g for g in contract.scope.allow if not any(ch in g for ch in "*?[")]
 
 
-def choose_model(contract: TaskContract, default: str, default_small: str) -> ModelChoice:
-    """Pure: the contract's `model:` config wins over the defaults; the task's size picks between the two."""
+def choose_model(
+    contract: TaskContract, default: str, default_small: str, *, override: str | None = None
+) -> ModelChoice:
+    """Pure: `override` (`--model`) wins; else the contract's `model:` config over the defaults, and the task's
+    size picks between the two."""
     name = contract.model.name or default
     small = contract.model.small or default_small
+    if override:
+        return ModelChoice(name=override, small=small, reason=f"given on the command line: {override}")
     files = _named_files(contract)
     mechanical = MECHANICAL.search(f"{contract.title}\n{contract.goal}")
     if mechanical and files and len(files) <= 2 and len(contract.acceptance_criteria) <= 2:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from bot.delivery.markers import PR_KIND, find_marker
+from bot.errors import AiFixError
 from bot.github.client import RepoClient
+from bot.markers import PR_KIND, find_marker
 from bot.queue.models import Job, Trigger
 from bot.snapshot import WRITE_PERMISSIONS, Comment, ReviewComment, Snapshot
 
@@ -45,6 +46,9 @@ def capture_snapshot(
     client: RepoClient, job: Job, accepted: list[Trigger], permission: Callable[[str], str]
 ) -> Snapshot:
     """Read the job's target from GitHub now; later edits cannot change what the job works on."""
+    kind = job.kind
+    if kind == "stop" or kind == "help":
+        raise AiFixError(f"job {job.id} is the command /agent {kind}, which has no issue to snapshot")
     first = accepted[0]
     pr_number: int | None = None
     number = job.number
@@ -84,7 +88,7 @@ def capture_snapshot(
     return Snapshot(
         repo=job.repo,
         number=number,
-        kind=job.kind,  # type: ignore[arg-type]
+        kind=kind,
         installation_id=job.installation_id,
         clone_url=first.clone_url,
         default_branch=first.default_branch,
@@ -101,5 +105,5 @@ def capture_snapshot(
         feedback="\n\n".join(t.feedback for t in accepted if t.feedback),
         review_comments=review_comments,
         review_id=min(review_ids) if review_ids else None,
-        taken_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

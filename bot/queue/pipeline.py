@@ -7,20 +7,16 @@ The worker takes the job, checks who triggered it, freezes a Snapshot of the iss
 
 from __future__ import annotations
 
-import importlib
 import json
 import threading
-from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from bot.errors import ConfigError
 from bot.github.client import RepoClient
 from bot.queue.models import Job
 from bot.queue.store import Store
 from bot.redact import redact
-from bot.settings import Settings
 from bot.snapshot import Snapshot
 
 
@@ -42,7 +38,7 @@ class JobContext:
 
     - `github`: a client for the job's one repository (installation token scoped to it; `github.token`
       is the token for `git push`, never to be shown to the sandbox or the model).
-    - `settings`: the service settings.
+    - `secrets()`: every secret the job holds (the service's, its token): what redaction removes.
     - `record(event, **data)`: append to the task's history (`GET /tasks/{id}`); secrets are redacted.
     - `cancelled()`: poll it between steps; True after `/agent stop` or when the worker shuts down.
     - `state`: a dict persisted with the job; `checkpoint()` saves it, so a job resumed after a crash or
@@ -50,17 +46,16 @@ class JobContext:
     """
 
     def __init__(
-        self, job: Job, github: RepoClient, settings: Settings, store: Store, shutting_down: threading.Event
+        self, job: Job, github: RepoClient, secrets: list[str], store: Store, shutting_down: threading.Event
     ) -> None:
         self.job_id = job.id
         self.kind = job.kind
         self.attempt = job.attempts
         self.github = github
-        self.settings = settings
         self.state: dict[str, Any] = dict(job.state)
         self._store = store
         self._shutting_down = shutting_down
-        self._secrets = [*settings.secret_values(), github.token.get_secret_value()]
+        self._secrets = secrets
 
     def secrets(self) -> list[str]:
         """Every secret value this job holds (the service's and its installation token): what redaction removes."""
@@ -105,26 +100,3 @@ class Pipeline(Protocol):
     """
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome: ...
-
-
-class SnapshotOnly:
-    """The pipeline of the service skeleton: the snapshot is taken and stored; nothing else runs yet."""
-
-    def __init__(self, settings: Settings | None = None) -> None:
-        self.settings = settings
-
-    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
-        ctx.checkpoint()
-        return JobOutcome(status="done", reason=f"snapshot of {snapshot.repo}#{snapshot.number} stored")
-
-
-def load_pipeline(spec: str, settings: Settings) -> Pipeline:
-    """Build the pipeline named "module:factory"; the factory takes the settings."""
-    module, _, name = spec.partition(":")
-    try:
-        factory: Callable[[Settings], Pipeline] = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"AIFIX_PIPELINE {spec!r} cannot be loaded ({exc}); use module:factory, e.g. bot.queue.pipeline:SnapshotOnly"
-        ) from exc
-    return factory(settings)

@@ -128,7 +128,7 @@ class Store:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_url(cls, url: str, **kwargs: Any) -> "Store":
+    def from_url(cls, url: str, **kwargs: Any) -> Store:
         path, synchronous = parse_sqlite_url(url)
         return cls(path, synchronous=synchronous, **kwargs)
 

@@ -1,16 +1,14 @@
 """Workers: claim jobs with a lease, renew it, check who triggered them, snapshot, run the pipeline.
 
-`ai-fix serve` runs a WorkerPool in-process; `ai-fix worker` runs one on its own against the same
-database (leases keep two processes from running the same job). SIGTERM drains: no new claims,
+`ai-fix serve` runs a WorkerPool in-process (a background service of the app); `ai-fix worker` runs
+one on its own against the same database (leases keep two processes from running the same job). SIGTERM drains: no new claims,
 running jobs get a grace period to reach a checkpoint, what remains is released for another worker.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
-import signal
 import socket
 import threading
 import time
@@ -26,6 +24,7 @@ from bot.queue.models import COMMAND_KINDS, WORK_KINDS, Job, Trigger
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
 from bot.queue.store import Store
 from bot.redact import redact
+from bot.secrets import held_secrets
 from bot.settings import Settings
 from bot.snapshot import WRITE_PERMISSIONS, Snapshot
 
@@ -155,7 +154,7 @@ class WorkerPool:
     # -- one job ----------------------------------------------------------------------------------
 
     def _secrets(self, client: RepoClient | None) -> list[str]:
-        return [*self.settings.secret_values(), *([client.token.get_secret_value()] if client else [])]
+        return held_secrets(self.settings, tokens=[client.token.get_secret_value()] if client else [])
 
     def run_job(self, job: Job) -> None:
         client: RepoClient | None = None
@@ -221,7 +220,7 @@ class WorkerPool:
             self.store.save_snapshot(job.id, snapshot.model_dump())
         else:
             snapshot = Snapshot.model_validate(job.snapshot)
-        ctx = JobContext(job, client, self.settings, self.store, self.stopping)
+        ctx = JobContext(job, client, self._secrets(client), self.store, self.stopping)
         try:
             outcome: JobOutcome | None = self.pipeline.run(snapshot, ctx)
         except JobInterrupted:
@@ -232,20 +231,3 @@ class WorkerPool:
             self.store.release(job.id, self.owner)
         else:
             self.store.finish(job.id, self.owner, outcome.status, outcome.reason, ctx.redacted(outcome.data))
-
-
-def worker_main(args: argparse.Namespace) -> int:
-    """`ai-fix worker`: workers only, sharing the queue in the same database; exits 0 after a SIGTERM drain."""
-    from bot.intake.server import build_services
-
-    settings, store, github, pipeline = build_services()
-    pool = WorkerPool(store, github, pipeline, settings, workers=max(settings.workers, 1))
-    done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-    pool.start()
-    log.info("ai-fix worker %s: %d workers on %s", pool.owner, pool.workers, settings.database_url)
-    done.wait()
-    pool.stop()
-    store.close()
-    return 0

@@ -26,7 +26,10 @@ class ExecResult(BaseModel):
 class Sandbox(Protocol):
     """One per job, kept for the job's lifetime; the workspace is mounted writable inside it."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The backend: podman, docker, bwrap or none."""
+
     workspace: Path
     config: SandboxConfig
     """The limits and image it was opened with."""

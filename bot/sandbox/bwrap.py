@@ -40,6 +40,7 @@ def probe_bwrap() -> str | None:
             env={},
             capture_output=True,
             timeout=10,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap: cannot start ({exc}); check that bubblewrap is installed and runnable"
@@ -124,9 +125,9 @@ class BwrapSandbox:
         ]
         args += ["--perms", "0755", "--dir", "/run"]
         # After the tmpfs on /tmp: bwrap mounts in order, so a toolchain under /tmp would be hidden.
-        for path in self._ro_paths:
-            if not any(path.is_relative_to(system) for system in SYSTEM_PATHS):
-                args += _parents(path) + ["--ro-bind", str(path), str(path)]
+        for ro in self._ro_paths:
+            if not any(ro.is_relative_to(system) for system in SYSTEM_PATHS):
+                args += [*_parents(ro), "--ro-bind", str(ro), str(ro)]
         args += [
             "--bind",
             str(self.workspace),

@@ -103,7 +103,7 @@ def probe_engine(engine: Engine) -> str | None:
         return f"{engine}: not installed; {fix}"
     try:
         info = subprocess.run(
-            [*engine_command(engine), "info"], env=engine_env(engine), capture_output=True, timeout=30
+            [*engine_command(engine), "info"], env=engine_env(engine), capture_output=True, timeout=30, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{engine}: `{engine} info` failed ({exc}); check the engine's installation"
@@ -122,7 +122,11 @@ def probe_engine(engine: Engine) -> str | None:
 def image_missing(engine: Engine, image: str) -> str | None:
     """A message when the configured image is not present locally (ai-fix never pulls on its own)."""
     found = subprocess.run(
-        [*engine_command(engine), "image", "inspect", image], env=engine_env(engine), capture_output=True, timeout=30
+        [*engine_command(engine), "image", "inspect", image],
+        env=engine_env(engine),
+        capture_output=True,
+        timeout=30,
+        check=False,
     )
     if found.returncode == 0:
         return None
@@ -194,6 +198,7 @@ class ContainerSandbox:
             cwd=self._engine_cwd,
             capture_output=True,
             timeout=120,
+            check=False,
         )
         if run.returncode != 0:
             self.close()
@@ -220,6 +225,7 @@ class ContainerSandbox:
             cwd=self._engine_cwd,
             capture_output=True,
             timeout=60,
+            check=False,
         )
         self._container_up = False
 
@@ -378,7 +384,9 @@ class ContainerSandbox:
 
         def remove(_: subprocess.Popen[bytes]) -> None:
             # Killing the client would leave the container running.
-            subprocess.run([*self._cmd, "rm", "-f", "-t", "0", name], env=self._env, capture_output=True, timeout=60)
+            subprocess.run(
+                [*self._cmd, "rm", "-f", "-t", "0", name], env=self._env, capture_output=True, timeout=60, check=False
+            )
 
         return run_process(
             argv,
@@ -443,6 +451,7 @@ class ContainerSandbox:
             cwd=self._engine_cwd,
             capture_output=True,
             timeout=60,
+            check=False,
         )
         self._stop_server()
         self._remove_container()

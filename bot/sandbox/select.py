@@ -5,18 +5,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
 from bot.sandbox.base import Sandbox
 from bot.sandbox.bwrap import BwrapSandbox
-from bot.sandbox.container import ContainerSandbox, probe_engine
+from bot.sandbox.container import ContainerSandbox, Engine, probe_engine
 from bot.sandbox.none import NoSandbox
 
 log = logging.getLogger(__name__)
 
 KINDS: tuple[str, ...] = ("auto", "podman", "docker", "bwrap", "none")
-AUTO_ORDER: tuple[str, ...] = ("podman", "docker", "bwrap")
+ENGINES: dict[str, Engine] = {"podman": "podman", "docker": "docker"}
+AUTO_ORDER: tuple[Literal["podman", "docker", "bwrap"], ...] = ("podman", "docker", "bwrap")
 
 
 def build_sandbox(
@@ -28,8 +30,8 @@ def build_sandbox(
     ro_paths: Sequence[Path] = (),
 ) -> Sandbox:
     """The backend `kind` (not `auto`), constructed but not started."""
-    if kind in ("podman", "docker"):
-        return ContainerSandbox(kind, workspace, config, env=env, ro_paths=ro_paths)  # type: ignore[arg-type]
+    if (engine := ENGINES.get(kind)) is not None:
+        return ContainerSandbox(engine, workspace, config, env=env, ro_paths=ro_paths)
     if kind == "bwrap":
         return BwrapSandbox(workspace, config, env=env, ro_paths=ro_paths)
     if kind == "none":
@@ -57,7 +59,7 @@ def open_sandbox(
         return sandbox
     reasons: list[str] = []
     for candidate in AUTO_ORDER:
-        if candidate in ("podman", "docker") and (reason := probe_engine(candidate)):  # type: ignore[arg-type]
+        if (candidate == "podman" or candidate == "docker") and (reason := probe_engine(candidate)):
             reasons.append(reason)
             continue
         sandbox = build_sandbox(candidate, workspace, config, env=env, ro_paths=ro_paths)

@@ -18,21 +18,28 @@ import stat
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from bot.contract.globs import glob_match, normalize_path
 from bot.contract.models import ALWAYS_DENIED, Budget, Scope
 from bot.errors import AiFixError, PolicyViolation
 from bot.workspace.models import DiffStats, FileChange, GateDecision
 
-if TYPE_CHECKING:
-    from bot.workspace.git import Workspace
-
 MAX_FILE_BYTES = 1 << 20
 """Largest file the model may write (1 MiB); source files are far smaller."""
 
 BaseReader = Callable[[str], bytes | None]
 """Reads a workspace-relative file as it was at the base commit; None when it did not exist."""
+
+
+class Tree(Protocol):
+    """A working tree the gate guards (`bot.workspace.git.Workspace`)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def read_base(self, path: str) -> bytes | None: ...
+
 
 _SYMLINK, _SUBMODULE, _EXECUTABLE = "120000", "160000", "100755"
 
@@ -140,6 +147,11 @@ class PatchGate:
         # Without a base reader, a second write to a file already changed is counted on top of the
         # first (an overestimate); Workspace.read_base gives exact counts.
         self.base_reader = base_reader
+
+    @classmethod
+    def over(cls, tree: Tree, scope: Scope, budget: Budget) -> PatchGate:
+        """The gate for `tree` under a scope and budget, counting lines against the base commit."""
+        return cls(tree.path, scope, budget, base_reader=tree.read_base)
 
     def check_path(self, path: str) -> GateDecision:
         """May a file at this path be created, changed or deleted?"""
@@ -377,14 +389,12 @@ def _write_nofollow(root: Path, rel: str, data: bytes) -> None:
         os.close(dir_fd)
 
 
-def apply_write(
-    workspace: Workspace, path: str, content: bytes | str, gate: PatchGate, current: DiffStats
-) -> GateDecision:
+def apply_write(workspace: Tree, path: str, content: bytes | str, gate: PatchGate, current: DiffStats) -> GateDecision:
     """Write `content` to `path` in the workspace only when the gate allows it; the decision says what happened."""
     root = Path(os.path.realpath(workspace.path))
     if root != gate.root:
         raise AiFixError(
-            f"the patch gate guards {gate.root}, not this workspace ({root}); build the gate with PatchGate(workspace.path, ...)"
+            f"the patch gate guards {gate.root}, not this workspace ({root}); build the gate with PatchGate.over(workspace, ...)"
         )
     decision = gate.check_write(path, content, current)
     if not decision.allowed:

@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel
@@ -35,10 +35,8 @@ from pydantic import BaseModel
 from bot.errors import AiFixError, PolicyViolation
 from bot.redact import redact
 from bot.workspace.branch import validate_branch_name
+from bot.workspace.gate import PatchGate
 from bot.workspace.models import DiffStats, FileChange
-
-if TYPE_CHECKING:
-    from bot.workspace.gate import PatchGate
 
 IDENTITY = ("ai-fix", "ai-fix@users.noreply.github.com")
 """Author and committer of every checkpoint."""
@@ -311,6 +309,18 @@ class Workspace:
         self._git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
         return self.head_sha
 
+    def save_work(self, message: str, *, gate: PatchGate) -> str:
+        """Commit whatever is left so the branch holds it; a change the gate refuses is rolled back instead.
+
+        Returns "" when the work was kept (or nothing was left), else what was dropped and why.
+        """
+        try:
+            self.checkpoint(message, gate=gate)
+            return ""
+        except PolicyViolation as exc:
+            self.rollback()
+            return f"changes outside the policy were dropped ({exc})"
+
     def rollback(self) -> str:
         """Back to the last checkpoint: tracked files restored, untracked files removed (ignored ones kept)."""
         self._git("reset", "-q", "--hard", "HEAD")
@@ -525,24 +535,24 @@ def _parse_stats(raw: bytes, numstat: bytes) -> DiffStats:
     for record in numstat.split(b"\0"):
         if not record:
             continue
-        added, removed, path = record.split(b"\t", 2)
-        binary = added == b"-"
+        plus, minus, path = record.split(b"\t", 2)
+        binary = plus == b"-"
         counts[path.decode("utf-8", "surrogateescape")] = (
-            0 if binary else int(added),
-            0 if binary else int(removed),
+            0 if binary else int(plus),
+            0 if binary else int(minus),
             binary,
         )
     files: list[FileChange] = []
     fields = raw.split(b"\0")
-    for header, path_bytes in zip(fields[0::2], fields[1::2]):
+    for header, path_bytes in zip(fields[0::2], fields[1::2], strict=False):
         if not header.startswith(b":"):
             continue
         old_mode, new_mode, _old, _new, status = header[1:].decode().split(" ")
-        path = path_bytes.decode("utf-8", "surrogateescape")
-        added, removed, binary = counts.get(path, (0, 0, False))
+        name = path_bytes.decode("utf-8", "surrogateescape")
+        added, removed, binary = counts.get(name, (0, 0, False))
         files.append(
             FileChange(
-                path=path,
+                path=name,
                 added=added,
                 removed=removed,
                 status=status[0],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +15,7 @@ from bot.checks.summary import fold_repeats, summarize
 from bot.checks.traceback import frames, normalize
 from bot.contract.models import SandboxConfig
 from bot.sandbox.base import ExecResult
-from .samples import CALC, SECRET, TEST_CALC, PytestRun, calc_repo, run_pytest, write_repo
+from tests.support.pytest_samples import CALC, SECRET, TEST_CALC, PytestRun, calc_repo, run_pytest, write_repo
 
 LIMITS = SandboxConfig()
 
@@ -111,7 +110,7 @@ def test_a_broken_import_of_the_projects_own_module_is_the_codes_fault(runs: Run
 
 @pytest.mark.parametrize("shell", ["sh", "bash"])
 def test_command_not_found_is_an_environment_error(shell: str) -> None:
-    real = subprocess.run([shell, "-c", "no-such-tool-xyz --check"], capture_output=True, text=True)
+    real = subprocess.run([shell, "-c", "no-such-tool-xyz --check"], capture_output=True, text=True, check=False)
     result = ExecResult(exit_code=real.returncode, output=real.stderr, duration_s=0.1)
     status, reason = classify(result, timeout=60, limits=LIMITS)
     assert (status, reason) == (

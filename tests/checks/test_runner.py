@@ -9,9 +9,8 @@ import pytest
 from bot.checks.runner import run_baseline, run_checks, run_setup
 from bot.contract.models import Check
 from bot.sandbox.base import Sandbox
-from support_sandbox import BACKENDS, open_test_sandbox, skip_reason
-
-from .samples import FLAKY, SECRET, calc_repo, write_repo
+from tests.support.pytest_samples import FLAKY, SECRET, calc_repo, write_repo
+from tests.support.sandbox import BACKENDS, open_test_sandbox, skip_reason
 
 PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q"  # the venv's plugins cost seconds to import
 

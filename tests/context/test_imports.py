@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_repo
 
 from bot.context.provider import RepoContext
+from tests.support.repos import make_repo
 
 POLYGLOT = {
     "py/pkg/__init__.py": "",

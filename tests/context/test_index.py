@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import SHOP, CountingParser, git, make_repo, write
 
 from bot.context.index import Index
 from bot.context.indexer import PARALLEL_FROM, parse_many, sync
@@ -17,6 +16,8 @@ from bot.context.repo import RepoFiles
 from bot.context.store import TagStore, cache_version
 from bot.context.tags import FileTags
 from bot.errors import AiFixError
+from tests.support.repos import git, make_repo, write
+from tests.support.shop import SHOP, CountingParser
 
 CODE_FILES = sum(1 for path in SHOP if path.endswith((".py", ".js")))
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import make_repo, write
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +11,7 @@ from bot.context.base import Query
 from bot.context.provider import RepoContext
 from bot.context.render import fit, render_slices
 from bot.context.terms import count_tokens
+from tests.support.repos import make_repo, write
 
 
 def _files(context: RepoContext, query: Query) -> list[str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_repo
 
 from bot.context.base import Query
 from bot.context.provider import RepoContext
 from bot.context.subjects import is_test_path, subject_stem
+from tests.support.repos import make_repo
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,7 @@ from bot.contract.globs import path_in_scope
 from bot.contract.models import ALWAYS_DENIED, TaskContract
 from bot.errors import ConfigError
 from bot.snapshot import Comment, ReviewComment, Snapshot
-
-from .repos import commit, git, make_repo, write
+from tests.support.repos import commit, git, make_repo, write
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 CONFIG = """\

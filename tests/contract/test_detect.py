@@ -9,8 +9,7 @@ import pytest
 from bot.contract.detect import detect_checks
 from bot.contract.files import LocalRepoFiles, WorkTreeFiles
 from bot.errors import ConfigError
-
-from .repos import commit, git, make_repo, write
+from tests.support.repos import commit, git, make_repo, write
 
 ECOSYSTEMS = [
     pytest.param(

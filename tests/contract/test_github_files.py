@@ -12,9 +12,8 @@ from bot.errors import GitHubError
 from bot.github.client import GitHubApp, RepoClient
 from bot.github.retry import RetryPolicy
 from tests.support.fake_github import FakeGitHub
+from tests.support.github_files import serve_files
 from tests.support.webhooks import INSTALLATION, REPO
-
-from .github_repo import serve_files
 
 
 @pytest.fixture

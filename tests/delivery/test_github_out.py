@@ -9,15 +9,14 @@ from bot.checks.models import CheckResult
 from bot.checks.models import TestCase as Case
 from bot.delivery.checkrun import render_check_run
 from bot.delivery.github_out import HANDOFF_LABEL, GitHubOutput
-from bot.delivery.markers import marker
 from bot.errors import GitHubError
 from bot.github.client import GitHubApp, RepoClient
 from bot.github.retry import RetryPolicy
+from bot.markers import marker
 from bot.redact import RedactionError
+from tests.support.fake_pulls import PullsGitHub
+from tests.support.results import handed_off
 from tests.support.webhooks import INSTALLATION, REPO
-
-from .builders import handed_off
-from .fake_pulls import PullsGitHub
 
 CANARY = "canary-delivery-9c1e7a55"
 BRANCH = "ai-fix/1-fix-the-readme"

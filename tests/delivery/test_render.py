@@ -3,16 +3,15 @@ import re
 from bot.checks.models import CheckResult
 from bot.checks.models import TestCase as Case
 from bot.delivery.checkrun import ANNOTATIONS_PER_REQUEST, render_check_run
-from bot.delivery.markers import PR_KIND, PROGRESS_KIND, find_marker, read_rounds
-from bot.delivery.models import Progress, RoundRecord
+from bot.delivery.models import Progress, RoundRecord, read_rounds
 from bot.delivery.progress import render_progress
 from bot.delivery.render import BODY_LIMIT, render_pr_body
 from bot.delivery.replies import render_reply
 from bot.loop.result import Cost
+from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.snapshot import ReviewComment
 from bot.workspace.models import DiffStats, FileChange
-
-from .builders import accepted, handed_off, run
+from tests.support.results import accepted, handed_off, run
 
 SECTIONS = [
     "Summary",
@@ -116,7 +115,7 @@ def test_check_run_conclusion_summary_and_annotation_batches() -> None:
     failing = handed_off()
     tests = [Case(id=f"t.py::test_{i}", status="fail", file="t.py", line=i + 1, message="boom") for i in range(120)]
     failing.final.results.append(
-        CheckResult(name="more", command="x", status="fail", tests=tests + [Case(id="nofile", status="fail")])
+        CheckResult(name="more", command="x", status="fail", tests=[*tests, Case(id="nofile", status="fail")])
     )
     out = render_check_run(failing, pr_url="https://github.com/o/r/pull/2")
     assert out.conclusion == "failure" and out.title.startswith("handed off: 1 of 2 checks pass")

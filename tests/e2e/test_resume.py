@@ -13,23 +13,21 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.commands.services import github_app
+from bot.commands.toolkit import delivery_pipeline
 from bot.delivery.github_out import HANDOFF_LABEL
-from bot.delivery.markers import PR_KIND, find_marker
-from bot.delivery.pipeline import DeliveryPipeline
-from bot.github.client import GitHubApp
 from bot.github.retry import RetryPolicy
+from bot.markers import PR_KIND, find_marker
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, Turn, call, turn
 from bot.queue.models import WORK_KINDS, Trigger
 from bot.queue.store import Store
 from bot.queue.worker import WorkerConfig, WorkerPool
 from bot.settings import load_settings
-from tests.delivery.fake_pulls import PullsGitHub
+from tests.support.fake_pulls import PullsGitHub
+from tests.support.model import FakeMessagesAPI, serve_fake_api
 from tests.support.webhooks import INSTALLATION, REPO
-from tests.support_model import FakeMessagesAPI, serve_fake_api
-
-from .test_pull_requests import FIX_SCRIPT, PLAN
-from .world import SENDER, leaks, make_github, make_remote, service_env
+from tests.support.world import FIX_SCRIPT, PLAN, SENDER, leaks, make_github, make_remote, service_env
 
 APP_IDS = itertools.count(72_000)
 TITLE = "add() subtracts instead of adding"
@@ -68,9 +66,9 @@ def worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Worker]:
         settings = load_settings()
         store = Store.from_url(settings.database_url)
         store.init_schema()
-        app = GitHubApp.from_settings(settings, retry=RetryPolicy(backoff=0.001))
+        app = github_app(settings, retry=RetryPolicy(backoff=0.001))
         pool = WorkerPool(
-            store, app, DeliveryPipeline(settings), settings, workers=0, config=WorkerConfig(retry_seconds=0.0)
+            store, app, delivery_pipeline(settings), settings, workers=0, config=WorkerConfig(retry_seconds=0.0)
         )
         trigger = Trigger(
             kind="issue",

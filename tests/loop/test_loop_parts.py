@@ -4,25 +4,28 @@ run with the scripted backend in-process (real repo, real bwrap sandbox, real ch
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from loop_support import CHECK, FIX, MODEL, PLAN, config, sample_files, sample_issue
 
+from bot.checks.bound import SandboxChecks
 from bot.checks.models import CheckResult, CheckRun
 from bot.checks.models import TestCase as Case
+from bot.commands.demo import make_repo
 from bot.context.provider import RepoContext
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles
 from bot.contract.models import Budget, ModelConfig, Scope, TaskContract
-from bot.loop.demo import make_repo
 from bot.loop.editor import edit
-from bot.loop.harness import SandboxChecks, route
-from bot.loop.loop import Loop, LoopConfig, expectation_met, signature
+from bot.loop.harness import Harness, LoopConfig
+from bot.loop.loop import Loop
+from bot.loop.policy import expectation_met, signature
 from bot.loop.records import EditInput
+from bot.loop.report import Reporter, Silent
 from bot.loop.search import search_code
-from bot.loop.secrets import held_secrets
 from bot.loop.trace import Trace
+from bot.model.routing import choose_model
 from bot.model.scripted import ScriptedModel, Turn, call, turn, user_text
 from bot.redact import MASK
 from bot.sandbox.select import open_sandbox
@@ -31,6 +34,7 @@ from bot.workspace.branch import branch_name
 from bot.workspace.gate import PatchGate
 from bot.workspace.git import Workspace
 from bot.workspace.models import DiffStats
+from tests.support.runs import CHECK, FIX, MODEL, PLAN, config, sample_files, sample_issue
 
 
 def run_of(*results: CheckResult) -> CheckRun:
@@ -95,22 +99,6 @@ def test_editor_view_insert_create_and_refusals(tmp_path: Path) -> None:
     assert not missing.ok and "does not exist" in missing.text
 
 
-def test_held_secrets_cover_settings_environment_and_repo_files(tmp_path: Path) -> None:
-    (tmp_path / ".env.local").write_text("export DB_PASSWORD='hunter2-long-value'\nSHORT=x\n")
-    (tmp_path / "key.pem").write_text("-----BEGIN PRIVATE KEY-----\nMIIEabcdefgh\n-----END PRIVATE KEY-----\n")
-    settings = load_settings(admin_token="admin-token-value-1")
-    env = {
-        "GITHUB_TOKEN": "ghp_envtokenvalue",
-        "HOME": "/root",
-        "AIFIX_WEBHOOK_SECRET": "hook-secret-9",
-        "AIFIX_WORK_DIR": "/srv/ai-fix-work",
-    }
-    held = held_secrets(settings, env, tmp_path)
-    for value in ("admin-token-value-1", "ghp_envtokenvalue", "hook-secret-9", "hunter2-long-value"):
-        assert value in held
-    assert any("MIIEabcdefgh" in v for v in held) and "/root" not in held and "/srv/ai-fix-work" not in held
-
-
 def test_trace_is_redacted_and_appended_line_by_line(tmp_path: Path) -> None:
     trace = Trace(tmp_path / "t" / "trace.jsonl", ["s3cr3t-value-123"])
     trace.append(CheckRun(commit="one", results=[]))
@@ -129,18 +117,30 @@ def loop_parts(tmp_path: Path):  # type: ignore[no-untyped-def]
     workspace = Workspace.local(repo, tmp_path / "jobs", branch=branch_name(None, contract.title), ref=files.commit)
     sandbox = open_sandbox("bwrap", workspace.path, contract.sandbox)
 
-    def make(script: list[Turn], **cfg: int) -> tuple[Loop, ScriptedModel]:
+    def make(
+        script: list[Turn],
+        *,
+        contract_update: dict[str, object] | None = None,
+        budget_update: dict[str, object] | None = None,
+        reporter: Reporter | None = None,
+        clock: Callable[[], float] | None = None,
+        **cfg: int,
+    ) -> tuple[Loop, ScriptedModel]:
         model = ScriptedModel(script)
-        loop = Loop(
-            contract,
-            model,
-            workspace,
-            SandboxChecks(sandbox, contract, []),
-            RepoContext(workspace.path, cache_dir=tmp_path / "context"),
-            Trace(tmp_path / "trace.jsonl", []),
-            LoopConfig(model=MODEL, small_model="claude-3-5-haiku", **cfg),
+        task = contract.model_copy(update=contract_update or {})
+        task = task.model_copy(update={"budget": task.budget.model_copy(update=budget_update or {})})
+        harness = Harness(
+            contract=task,
+            model=model,
+            workspace=workspace,
+            checks=SandboxChecks(sandbox, task, []),
+            context=RepoContext(workspace.path, cache_dir=tmp_path / "context"),
+            trace=Trace(tmp_path / "trace.jsonl", []),
+            config=LoopConfig(model=MODEL, small_model="claude-3-5-haiku", **cfg),
+            reporter=reporter or Silent(),
+            **({"clock": clock} if clock else {}),  # type: ignore[arg-type]
         )
-        return loop, model
+        return Loop(harness), model
 
     yield make
     sandbox.close()
@@ -153,7 +153,7 @@ def test_history_is_compressed_by_the_small_model_and_the_stable_layer_never_cha
         [turn("plan", PLAN), *views, turn("fix", FIX, CHECK), turn("done", call("finish", summary="s"))],
         history_tokens=10,
     )
-    loop.conclusions += [f"earlier finding number {i}. Details follow" for i in range(6)]
+    loop.state.conclusions += [f"earlier finding number {i}. Details follow" for i in range(6)]
     result = loop.run()
     assert result.outcome == "accepted"
     compress = [r for r in model.requests if r.purpose == "compress"]
@@ -190,10 +190,7 @@ def test_a_plan_outside_the_scope_is_refused_and_asked_again(loop_parts) -> None
 
 
 def test_an_incomplete_contract_needs_clarification_without_running_anything(loop_parts) -> None:  # type: ignore[no-untyped-def]
-    loop, model = loop_parts([])
-    loop.contract = loop.contract.model_copy(
-        update={"status": "needs_clarification", "missing": ["acceptance criteria"]}
-    )
+    loop, model = loop_parts([], contract_update={"status": "needs_clarification", "missing": ["acceptance criteria"]})
     result = loop.run()
     assert result.outcome == "needs_clarification" and "acceptance criteria" in result.reason
     assert model.requests == [] and result.baseline is None
@@ -204,25 +201,23 @@ class Interrupted(Exception):
 
 
 def test_an_interruption_keeps_the_edits_on_the_branch_and_ends_the_trace(loop_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    loop, _ = loop_parts([turn("plan", PLAN), turn("fix", FIX, CHECK)])
+    class StopAtTheEdit(Silent):
+        def say(self, line: str) -> None:
+            if line.startswith("edit:"):
+                raise Interrupted("stop requested")
 
-    def progress(line: str) -> None:
-        if line.startswith("edit:"):
-            raise Interrupted("stop requested")
-
-    loop.progress = progress
+    loop, _ = loop_parts([turn("plan", PLAN), turn("fix", FIX, CHECK)], reporter=StopAtTheEdit())
     with pytest.raises(Interrupted):
         loop.run()
-    ws = loop.workspace
+    ws = loop.h.workspace
     assert ws.head_sha != ws.base_sha and "return a + b" in (ws.path / "calc.py").read_text()
     last = json.loads((tmp_path / "trace.jsonl").read_text().splitlines()[-1])
     assert last["kind"] == "end" and last["reason"] == "interrupted: Interrupted: stop requested"
 
 
 def test_the_cost_limit_keeps_a_reserve_and_still_hands_off_with_the_work(loop_parts) -> None:  # type: ignore[no-untyped-def]
-    loop, model = loop_parts([turn("plan", PLAN), turn("fix", FIX), turn("more", CHECK)])
-    loop.contract = loop.contract.model_copy(
-        update={"budget": loop.contract.budget.model_copy(update={"max_cost_usd": 0.0025})}
+    loop, model = loop_parts(
+        [turn("plan", PLAN), turn("fix", FIX), turn("more", CHECK)], budget_update={"max_cost_usd": 0.0025}
     )
     result = loop.run()
     assert result.outcome == "handed_off" and "the cost limit ($0.0025, 10% kept in reserve)" in result.reason
@@ -233,12 +228,12 @@ def test_the_cost_limit_keeps_a_reserve_and_still_hands_off_with_the_work(loop_p
 
 def test_the_wall_time_limit_is_checked_before_each_model_call(loop_parts) -> None:  # type: ignore[no-untyped-def]
     ticks = iter(range(0, 10_000, 20))
-    loop, model = loop_parts([turn("plan", PLAN), turn("look", call("search_code", query="add"))] * 5)
-    loop.clock = lambda: float(next(ticks))
-    loop.started = 0.0
-    loop.contract = loop.contract.model_copy(
-        update={"budget": loop.contract.budget.model_copy(update={"max_wall_minutes": 2})}
+    loop, model = loop_parts(
+        [turn("plan", PLAN), turn("look", call("search_code", query="add"))] * 5,
+        budget_update={"max_wall_minutes": 2},
+        clock=lambda: float(next(ticks)),
     )
+    assert loop.state.started == 0.0
     result = loop.run()
     assert result.outcome == "handed_off" and "wall-time limit (2 min" in result.reason
     assert 0 < len(model.requests) < 10
@@ -249,7 +244,7 @@ def test_model_given_on_the_command_line_wins_and_says_so() -> None:
         status="ready", title="Add a cache", goal="faster", model=ModelConfig(name="claude-opus-4-5")
     )
     settings = load_settings(model="claude-sonnet-4-5", small_model="claude-haiku-4-5")
-    assert route(contract, settings, None).name == "claude-opus-4-5"
-    chosen = route(contract, settings, "claude-sonnet-4-5-20250929")
+    assert choose_model(contract, settings.model, settings.small_model).name == "claude-opus-4-5"
+    chosen = choose_model(contract, settings.model, settings.small_model, override="claude-sonnet-4-5-20250929")
     assert (chosen.name, chosen.small) == ("claude-sonnet-4-5-20250929", "claude-haiku-4-5")
     assert chosen.reason == "given on the command line: claude-sonnet-4-5-20250929"

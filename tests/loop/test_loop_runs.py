@@ -7,7 +7,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from loop_support import (
+
+from bot.commands.demo import make_repo
+from bot.commands.run import execute
+from bot.model.replay import ReplayModel
+from bot.model.scripted import call, turn
+from bot.settings import load_settings
+from tests.support.runs import (
     CHECK,
     DEMO_SCRIPT,
     FINISH,
@@ -19,12 +25,6 @@ from loop_support import (
     sample_files,
     sample_issue,
 )
-
-from bot.loop.demo import make_repo
-from bot.loop.local import execute
-from bot.model.replay import ReplayModel
-from bot.model.scripted import call, turn
-from bot.settings import load_settings
 
 pytestmark = pytest.mark.bwrap
 

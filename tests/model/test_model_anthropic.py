@@ -6,11 +6,11 @@ import json
 import logging
 
 import pytest
-from support_model import anthropic_model, serve_fake_api
 
 from bot.errors import ModelError
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, call, turn
+from tests.support.model import anthropic_model, serve_fake_api
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK flags older model ids
 

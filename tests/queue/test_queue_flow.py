@@ -225,7 +225,7 @@ def test_a_poison_job_fails_after_three_attempts_and_never_blocks_the_queue(star
     stored = job.model_dump_json()
     assert tokens and not any(token in stored or token in caplog.text for token in tokens)
     assert "[REDACTED]" in job.reason and "about_to_fail" in events(job)
-    assert "job %d attempt 3 failed" % poison in caplog.text
+    assert f"job {poison} attempt 3 failed" in caplog.text
 
 
 def test_lone_review_comment_starts_a_review_round(start_service, fake_github):

@@ -15,7 +15,7 @@ import pytest
 
 from bot.intake.events import Event
 from bot.intake.triggers import decide
-from bot.queue.intake import Incoming, apply_batch
+from bot.intake.writer import Incoming, apply_batch
 from bot.queue.store import Store
 from bot.queue.worker import WorkerPool
 from tests.support.pipelines import Gate, Ledger, wait_for

@@ -10,7 +10,7 @@ import pytest
 from bot.errors import ConfigError
 from bot.intake.events import Event
 from bot.intake.triggers import decide
-from bot.queue.intake import Incoming, apply_batch
+from bot.intake.writer import Incoming, apply_batch
 from bot.queue.models import WORK_KINDS
 from bot.queue.store import Store, parse_sqlite_url
 from tests.support.webhooks import labeled

@@ -18,7 +18,14 @@ from bot.sandbox.capture import HeadTail
 from bot.sandbox.container import engine_command, engine_env, probe_engine
 from bot.sandbox.identity import grant_workspace, sandbox_identity
 from bot.sandbox.select import open_sandbox
-from support_sandbox import build_test_image, image_config, inside_env, open_test_sandbox, python_paths, skip_reason
+from tests.support.sandbox import (
+    build_test_image,
+    image_config,
+    inside_env,
+    open_test_sandbox,
+    python_paths,
+    skip_reason,
+)
 
 
 def test_environment_is_the_allowlist_plus_what_the_caller_adds(
@@ -138,6 +145,7 @@ def test_auto_prefers_a_working_container_engine(tmp_path: Path) -> None:
         env=engine_env("podman"),
         capture_output=True,
         text=True,
+        check=False,
     )
     assert box.container not in listed.stdout  # type: ignore[attr-defined]
 

@@ -17,7 +17,7 @@ from bot.checks.models import CheckResult
 from bot.checks.runner import run_checks
 from bot.contract.models import Check
 from bot.sandbox.base import Sandbox
-from support_sandbox import BACKENDS, image_config, open_test_sandbox, skip_reason
+from tests.support.sandbox import BACKENDS, image_config, open_test_sandbox, skip_reason
 
 ATTACKS = {
     "net.py": """

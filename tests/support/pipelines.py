@@ -9,9 +9,33 @@ import os
 import time
 from pathlib import Path
 
+from bot.job.contract_stage import ContractStage
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.settings import Settings
 from bot.snapshot import Snapshot
+
+
+class SnapshotOnly:
+    """Stores the snapshot (the worker did) and ends: for tests of what happens before a pipeline's own work."""
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        ctx.checkpoint()
+        return JobOutcome(status="done", reason=f"snapshot of {snapshot.repo}#{snapshot.number} stored")
+
+
+class ContractOnly:
+    """The contract stage alone: the job ends once the contract, or the request for clarification, is on the issue."""
+
+    def __init__(self, stage: ContractStage | None = None) -> None:
+        self.stage = stage or ContractStage()
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        decision = self.stage.prepare(snapshot, ctx)
+        return decision.outcome() or JobOutcome(
+            status="done",
+            reason="contract posted; no execution stage is configured",
+            data={"comment": decision.comment_url},
+        )
 
 
 class Gate:

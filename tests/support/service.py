@@ -10,15 +10,18 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.commands.services import github_app
 from bot.github.client import GitHubApp
 from bot.github.retry import RetryPolicy
 from bot.intake.app import create_app
 from bot.queue.models import Job
 from bot.queue.pipeline import Pipeline
 from bot.queue.store import Store
-from bot.queue.worker import WorkerConfig
+from bot.queue.worker import WorkerConfig, WorkerPool
 from bot.settings import Settings
+
 from .fake_github import FakeGitHub
+from .pipelines import SnapshotOnly
 from .server import serve
 from .webhooks import INSTALLATION, REPO, SECRET
 
@@ -53,7 +56,7 @@ def make_settings(tmp_path: Path, fake: FakeGitHub, **overrides: object) -> Sett
 
 
 def github_for(settings: Settings) -> GitHubApp:
-    return GitHubApp.from_settings(settings, retry=RetryPolicy(backoff=0.01))
+    return github_app(settings, retry=RetryPolicy(backoff=0.01))
 
 
 @dataclass
@@ -83,16 +86,13 @@ def start_service(tmp_path: Path, fake_github: FakeGitHub) -> Iterator[object]:
     ) -> Service:
         """`pipeline`: an instance, or a class/factory taking the settings (like AIFIX_PIPELINE)."""
         settings = make_settings(tmp_path, fake_github, **settings_overrides)
-        if isinstance(pipeline, type) or (pipeline is not None and not hasattr(pipeline, "run")):
+        if pipeline is None:
+            pipeline = SnapshotOnly()
+        elif isinstance(pipeline, type) or not hasattr(pipeline, "run"):
             pipeline = pipeline(settings)  # type: ignore[operator]
         store = Store.from_url(settings.database_url, busy_timeout=busy_timeout)
-        app = create_app(
-            settings,
-            store=store,
-            github=github_for(settings) if workers else None,
-            pipeline=pipeline,
-            worker_config=config,
-        )
+        services = [WorkerPool(store, github_for(settings), pipeline, settings, config=config)] if workers else []
+        app = create_app(settings, store=store, services=services)
         server = serve(app)
         url = server.__enter__()
         client = httpx.Client(base_url=url, timeout=10)

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 import uuid
 from typing import Any
 
 import httpx
 
+from bot.intake.events import Event
 from bot.intake.signature import sign
+from bot.intake.triggers import decide
+from bot.intake.writer import Incoming
+
 from .fake_github import load_payload
 
 SECRET = "It's a Secret to Everybody"
@@ -118,3 +123,9 @@ def deliver(
 ) -> httpx.Response:
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return client.post("/webhook", content=body, headers=headers(event, body, delivery=delivery, secret=secret))
+
+
+def incoming(number: int, delivery_id: str) -> Incoming:
+    payload = labeled(number)
+    event = Event("issues", delivery_id, payload)
+    return Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), time.time())

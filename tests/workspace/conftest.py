@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from bot.workspace.branch import branch_name
-
-
-def git(*args: str, cwd: Path | str) -> str:
-    """Run git as a user would (own identity, no ai-fix safety config) and return stdout."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_AUTHOR_NAME="Dev",
-        GIT_AUTHOR_EMAIL="dev@example.com",
-        GIT_COMMITTER_NAME="Dev",
-        GIT_COMMITTER_EMAIL="dev@example.com",
-    )
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
+from tests.support.repos import git_as_user as git
 
 SEED_FILES = {
     "README.md": "# demo\n",

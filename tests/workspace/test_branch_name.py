@@ -49,7 +49,7 @@ def test_names_ai_fix_did_not_generate_are_refused(name: str) -> None:
 
 
 def _git_accepts(name: str) -> bool:
-    done = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True, text=True)
+    done = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True, text=True, check=False)
     return done.returncode == 0 and done.stdout.strip() == name
 
 

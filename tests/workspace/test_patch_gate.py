@@ -218,7 +218,11 @@ def _numstat(tmp_path: Path, old: bytes, new: bytes) -> tuple[int, int]:
     (tmp_path / "old").write_bytes(old)
     (tmp_path / "new").write_bytes(new)
     out = subprocess.run(
-        ["git", "diff", "--no-index", "--numstat", "old", "new"], cwd=tmp_path, capture_output=True, text=True
+        ["git", "diff", "--no-index", "--numstat", "old", "new"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
     ).stdout
     if not out:
         return 0, 0

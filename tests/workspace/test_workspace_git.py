@@ -15,8 +15,7 @@ from bot.errors import PolicyViolation
 from bot.workspace.branch import branch_name
 from bot.workspace.gate import PatchGate, apply_write
 from bot.workspace.git import IDENTITY, Workspace, WorkspaceError, auth_env, check_remote_url
-
-from .conftest import git
+from tests.support.repos import git_as_user as git
 
 TOKEN = "ghs_FAKEinstallationTOKEN0123456789abcdef"
 
@@ -116,6 +115,7 @@ def test_auth_env_scopes_the_header_to_the_remote_host(tmp_path: Path) -> None:
             capture_output=True,
             text=True,
             cwd=tmp_path,
+            check=False,
         )
         return done.stdout.strip()
 
@@ -153,7 +153,9 @@ def test_git_sends_the_header_over_the_wire_only_to_that_host(
     clean.update(GIT_TERMINAL_PROMPT="0")
 
     def ls_remote(env: dict[str, str]) -> None:
-        subprocess.run(["git", "ls-remote", url], env={**clean, **env}, capture_output=True, cwd=tmp_path, timeout=30)
+        subprocess.run(
+            ["git", "ls-remote", url], env={**clean, **env}, capture_output=True, cwd=tmp_path, timeout=30, check=False
+        )
 
     ls_remote(auth_env(TOKEN, url))
     ls_remote(auth_env(TOKEN, "http://localhost:1/other.git"))  # a header for another host stays home

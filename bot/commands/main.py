@@ -1,0 +1,72 @@
+"""`ai-fix` command line: declares every command's arguments and hands off to that command's module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from bot.errors import AiFixError
+
+# command -> "module:function"; imported only when that command runs, so start-up stays cheap.
+HANDLERS = {
+    "serve": "bot.commands.serve:serve_main",
+    "worker": "bot.commands.worker:worker_main",
+    "contract": "bot.commands.contract:contract_main",
+    "init": "bot.commands.init:init_main",
+    "run": "bot.commands.run:run_main",
+    "demo": "bot.commands.demo:demo_main",
+    "context": "bot.commands.context:context_main",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ai-fix", description="Turn work requests into verified pull requests.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="the webhook server plus in-process workers")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+
+    sub.add_parser("worker", help="workers only, sharing the queue in the same database")
+
+    contract = sub.add_parser("contract", help="print the task contract for an issue as JSON (dry run)")
+    contract.add_argument("--repo", required=True, help="path to a local git repository")
+    contract.add_argument("--issue", required=True, help="Markdown file: '# title' on the first line, body below")
+
+    init = sub.add_parser("init", help="write .github/ai-fix.yml and an issue form into a repository")
+    init.add_argument("path", nargs="?", default=".")
+
+    run = sub.add_parser("run", help="run the whole loop on a local repository, without GitHub")
+    run.add_argument("--repo", required=True)
+    task = run.add_mutually_exclusive_group(required=True)
+    task.add_argument("--issue", help="Markdown file: '# title' on the first line, body below")
+    task.add_argument("--task", help="the task as plain text")
+    run.add_argument("--model", default=None, help="model id, or replay:TRACE to replay a recorded trace")
+    run.add_argument("--sandbox", default=None, choices=["auto", "podman", "docker", "bwrap", "none"])
+    run.add_argument("--out", default=None, help="folder for pr.md, trace.jsonl and evidence.json")
+
+    sub.add_parser("demo", help="a replayed session on a sample repository: no account or API key needed")
+
+    context = sub.add_parser("context", help="show what retrieval would put in the model's context")
+    context.add_argument("--repo", required=True)
+    context.add_argument("--issue", required=True)
+    context.add_argument("--budget", type=int, default=8000, help="token budget for the rendered context")
+    context.add_argument("--top", type=int, default=10, help="how many ranked files to list")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    module, _, func = HANDLERS[args.command].partition(":")
+    handler = getattr(importlib.import_module(module), func)
+    try:
+        return int(handler(args) or 0)
+    except AiFixError as exc:
+        print(f"ai-fix {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

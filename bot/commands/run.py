@@ -1,0 +1,156 @@
+"""`ai-fix run`: the whole loop on a local git repository, without GitHub (`ai-fix demo` runs through here too)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from bot.commands.toolkit import model_override, open_model, toolkit
+from bot.contract.build import build_contract, snapshot_from_markdown
+from bot.contract.files import LocalRepoFiles, read_issue_file
+from bot.contract.models import TaskContract
+from bot.delivery.render import render_pr_body
+from bot.errors import ConfigError
+from bot.loop.preflight import clarification_reason
+from bot.loop.records import EndRecord
+from bot.loop.report import PHASE_WORDS, Phase
+from bot.loop.result import RunResult
+from bot.loop.session import run_session
+from bot.loop.trace import Trace
+from bot.model.base import Model
+from bot.redact import redact
+from bot.secrets import held_secrets
+from bot.settings import Settings, load_settings
+from bot.workspace.branch import branch_name
+from bot.workspace.git import Workspace
+
+
+def task_markdown(args: argparse.Namespace) -> str:
+    """The task as `# title` + body, from --issue FILE.md or --task TEXT."""
+    if args.issue:
+        return read_issue_file(args.issue)
+    text = args.task.strip()
+    if not text:
+        raise ConfigError("--task is empty: describe the task, e.g. --task 'divide() crashes on zero'")
+    title, _, body = text.partition("\n")
+    return f"# {title.strip()}\n\n{body.strip() or title.strip()}\n"
+
+
+def describe_contract(contract: TaskContract) -> list[str]:
+    lines = [f"contract: {contract.title} [{contract.status}]", f"  goal: {contract.goal}"]
+    lines += [f"  criterion ({c.origin}): {c.text}" for c in contract.acceptance_criteria]
+    lines += [f"  check {c.name}: {c.run}" for c in contract.checks]
+    lines.append(f"  scope: allow {', '.join(contract.scope.allow)}; deny {', '.join(contract.scope.deny)}")
+    b = contract.budget
+    lines.append(
+        f"  budget: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, {b.max_files_changed} files, {b.max_lines_changed} lines"
+    )
+    lines += [f"  missing: {m}" for m in contract.missing]
+    return lines
+
+
+def write_outputs(result: RunResult, out: Path, secrets: list[str]) -> None:
+    """pr.md (the body that would be posted) and evidence.json; trace.jsonl is already there."""
+    body = render_pr_body(result, issue_number=result.contract.provenance.number or None)
+    (out / "pr.md").write_text(redact(body, secrets))
+    (out / "evidence.json").write_text(redact(json.dumps(result.evidence(), indent=2), secrets) + "\n")
+
+
+class LineReporter:
+    """Phases and lines printed as `[time] phase: ...` and `[time] ...`."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+
+    def phase(self, phase: Phase) -> None:
+        self.say(f"phase: {PHASE_WORDS[phase]}")
+
+
+def execute(
+    markdown: str,
+    repo: Path,
+    out: Path,
+    *,
+    settings: Settings,
+    model: Model,
+    model_name: str | None,
+    sandbox_kind: str,
+    stream: TextIO | None = None,
+    label: str = "",
+) -> RunResult:
+    """Contract, workspace, sandbox, loop, outputs; shared by `ai-fix run` and `ai-fix demo` (label "replay")."""
+    tag = f" {label}" if label else ""
+
+    def say(line: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}{tag}] {line}", file=stream or sys.stdout, flush=True)
+
+    files = LocalRepoFiles(repo)
+    contract = build_contract(snapshot_from_markdown(markdown, str(repo)), files)
+    for line in describe_contract(contract):
+        say(line)
+    out.mkdir(parents=True, exist_ok=True)
+    secrets = held_secrets(settings, repo=repo)
+    if contract.status == "needs_clarification":
+        # No branch, sandbox or model turn for a task that cannot start; the contract says what is missing.
+        reason = clarification_reason(contract.missing)
+        result = RunResult(outcome="needs_clarification", reason=reason, contract=contract)
+        Trace(out / "trace.jsonl", secrets).append(
+            EndRecord(outcome=result.outcome, reason=result.reason, steps=0, head_sha="")
+        )
+        write_outputs(result, out, secrets)
+        say(f"done: {result.outcome}: {result.reason}")
+        return result
+    # A directory of its own per run: runs at once never collide, and one killed midway leaves
+    # nothing in the way of the next. It is removed afterwards; the branch stays in the repository.
+    jobs = settings.work_dir / "local"
+    jobs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="run-", dir=jobs, ignore_cleanup_errors=True) as job_dir:
+        workspace = Workspace.local(
+            repo, Path(job_dir) / "job", branch=branch_name(None, contract.title), ref=files.commit
+        )
+        say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
+        try:
+            result = run_session(
+                contract,
+                workspace,
+                toolkit(settings, model=lambda: model, sandbox=sandbox_kind),
+                repo=str(repo),
+                secrets=secrets,
+                trace_path=out / "trace.jsonl",
+                reporter=LineReporter(say),
+                model_override=model_name,
+            )
+        finally:
+            workspace.remove()
+    write_outputs(result, out, secrets)
+    cost = "unknown" if result.cost.usd is None else f"${result.cost.usd:.4f}"
+    say(
+        f"done: {result.outcome} after {result.steps} steps, {result.diff.added}+/{result.diff.removed}- lines, cost {cost}"
+    )
+    say(f"branch {result.branch} in {repo}; pr.md, trace.jsonl and evidence.json in {out}")
+    return result
+
+
+def run_main(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    repo = Path(args.repo).resolve()
+    markdown = task_markdown(args)
+    out = Path(args.out) if args.out else settings.work_dir / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    model = open_model(args.model, settings)
+    result = execute(
+        markdown,
+        repo,
+        out,
+        settings=settings,
+        model=model,
+        model_name=model_override(args.model),
+        sandbox_kind=args.sandbox or settings.sandbox,
+    )
+    return 0 if result.accepted else 1

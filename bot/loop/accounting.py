@@ -1,0 +1,40 @@
+"""Every model call goes through `ask`: timed, recorded in the step, its tokens and cost added to the run."""
+
+from __future__ import annotations
+
+from bot.loop.harness import Harness
+from bot.loop.records import ModelCall, RequestMeta, StepRecord
+from bot.loop.state import RunState
+from bot.model.base import ModelRequest, ModelResponse
+
+
+def ask(h: Harness, state: RunState, request: ModelRequest, record: StepRecord) -> ModelResponse:
+    began = h.clock()
+    response = h.model.complete(request)
+    record.model_s += h.clock() - began
+    record.model_calls.append(
+        ModelCall(
+            request=RequestMeta(
+                purpose=request.purpose,
+                model=request.model,
+                tool_choice=request.tool_choice,
+                tools=[t["name"] for t in request.tools],
+                chars=len(request.system) + sum(len(str(m["content"])) for m in request.messages),
+            ),
+            response=response,
+        )
+    )
+    record.usage = record.usage + response.usage
+    state.usage = state.usage + response.usage
+    if response.cost_usd is None:
+        state.cost_known, record.cost_usd = False, None
+    else:
+        state.cost += response.cost_usd
+        record.cost_usd = None if record.cost_usd is None else record.cost_usd + response.cost_usd
+    what = "answered" if request.purpose == "step" else "compressed the history"
+    h.reporter.say(f"step {state.steps + 1}: {response.model} {what}; spend so far {spend(state)}")
+    return response
+
+
+def spend(state: RunState) -> str:
+    return f"${state.cost:.4f}" if state.cost_known else "unknown (model not in the price table)"

@@ -1,0 +1,37 @@
+"""The contract's limits: checked before every model call, with a reserve for the final checks and the handoff."""
+
+from __future__ import annotations
+
+from bot.loop.exits import HandedOff
+from bot.loop.harness import Harness
+from bot.loop.state import RunState
+
+
+def limits_left(h: Harness, state: RunState) -> str:
+    b, stats = h.contract.budget, state.change.stats()
+    cost = f"${state.cost:.2f}/${b.max_cost_usd:.2f}" if state.cost_known else "unknown"
+    return (
+        f"steps {state.steps}/{b.max_steps}, cost {cost}, wall {(h.clock() - state.started) / 60:.1f}/{b.max_wall_minutes} min, "
+        f"files {len(stats.files)}/{b.max_files_changed}, lines {stats.lines}/{b.max_lines_changed}"
+    )
+
+
+def check_limits(h: Harness, state: RunState) -> None:
+    """Raise HandedOff when a limit is reached; the reserve leaves room to commit, check and hand off."""
+    b, reserve = h.contract.budget, h.config.reserve
+    keep = 1 - reserve
+    stats = state.change.stats()
+    reason = ""
+    if state.steps >= b.max_steps:
+        reason = f"the step limit ({b.max_steps}) was reached"
+    elif state.cost_known and state.cost >= b.max_cost_usd * keep:
+        reason = f"the cost limit (${b.max_cost_usd:g}, {reserve:.0%} kept in reserve) was reached at ${state.cost:.4f}"
+    elif h.clock() - state.started >= b.max_wall_minutes * 60 * keep:
+        reason = f"the wall-time limit ({b.max_wall_minutes} min, {reserve:.0%} kept in reserve) was reached"
+    elif len(stats.files) > b.max_files_changed or stats.lines > b.max_lines_changed:
+        reason = f"the change ({len(stats.files)} files, {stats.lines} lines) is over the budget's file or line limit"
+    if reason:
+        raise HandedOff(
+            f"budget: {reason}; the work so far is saved on the branch",
+            question="Continue from the branch, or raise the budget in .github/ai-fix.yml and retry?",
+        )

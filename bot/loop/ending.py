@@ -1,0 +1,87 @@
+"""The ending: the work is kept (or dropped by the gate), the checks run once more, the RunResult is assembled."""
+
+from __future__ import annotations
+
+import contextlib
+
+from bot.loop.exits import RunEnded
+from bot.loop.harness import Harness
+from bot.loop.records import EndRecord
+from bot.loop.result import Cost, Handoff, RunResult
+from bot.loop.state import RunState
+from bot.markdown import first_line
+from bot.redact import redact
+
+
+def save_work(h: Harness, state: RunState) -> str:
+    """Commit what is left so the branch holds it; what the gate refuses is rolled back (the note says so)."""
+    return h.workspace.save_work(f"ai-fix: work in progress at step {state.steps} (not verified)", gate=state.gate)
+
+
+def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
+    ws, notes = h.workspace, []
+    if end.outcome == "accepted":
+        ws.checkpoint(f"ai-fix: {h.contract.title}", gate=state.gate)
+    elif state.environment_ok:
+        if note := save_work(h, state):
+            notes.append(note)
+        stats = ws.stats()
+        if stats.files:
+            h.reporter.phase("final_checks")
+            state.final = h.checks.run(None, commit=ws.head_sha, changed_files=[f.path for f in stats.files])
+    stats = ws.stats()
+    failed = state.final.failing() if state.final else []
+    not_done = [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failed]
+    result = RunResult(
+        outcome=end.outcome,
+        reason=end.reason,
+        contract=h.contract,
+        branch=ws.branch,
+        base_sha=ws.base_sha,
+        head_sha=ws.head_sha,
+        baseline=state.baseline,
+        final=state.final,
+        diff=stats,
+        diff_text=redact(ws.diff(), h.secrets),
+        plan=state.plan,
+        model_summary=state.summary,
+        risks=state.risks,
+        handoff=Handoff(
+            done=state.done + state.attempt_edits,
+            not_done=not_done + notes,
+            ruled_out=state.ruled_out,
+            question=end.question,
+            next_steps=end.next_steps,
+        ),
+        cost=Cost(
+            model=h.config.model,
+            small_model=h.config.small_model,
+            input_tokens=state.usage.input_tokens,
+            output_tokens=state.usage.output_tokens,
+            cache_read_tokens=state.usage.cache_read_tokens,
+            cache_write_tokens=state.usage.cache_write_tokens,
+            usd=round(state.cost, 6) if state.cost_known else None,
+            wall_s=round(h.clock() - state.started, 3),
+        ),
+        steps=state.steps,
+    )
+    h.trace.append(
+        EndRecord(
+            outcome=result.outcome,
+            reason=result.reason,
+            steps=result.steps,
+            head_sha=result.head_sha,
+            final=state.final,
+        )
+    )
+    h.reporter.say(f"outcome: {result.outcome} — {result.reason}")
+    return result
+
+
+def interrupted(h: Harness, state: RunState, exc: BaseException) -> None:
+    """A crash or an interruption (Ctrl-C, /agent stop) still leaves the edits on the branch and the end in the trace."""
+    with contextlib.suppress(Exception):
+        if state.environment_ok:
+            save_work(h, state)
+        reason = f"interrupted: {type(exc).__name__}: {exc}"
+        h.trace.append(EndRecord(outcome="failed", reason=reason, steps=state.steps, head_sha=h.workspace.head_sha))

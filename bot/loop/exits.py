@@ -1,0 +1,45 @@
+"""Every way out of the loop is one of these exceptions, carrying what the ending needs to record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from bot.loop.result import Outcome
+
+
+class RunEnded(Exception):
+    """The run is over; `bot.loop.ending.conclude` turns it into the RunResult."""
+
+    outcome: ClassVar[Outcome]
+
+    def __init__(self, reason: str, *, question: str = "", next_steps: Sequence[str] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.question = question
+        """What the person is asked, when the run stops to ask."""
+        self.next_steps = list(next_steps)
+
+
+class Accepted(RunEnded):
+    """`finish` was verified by the harness."""
+
+    outcome = "accepted"
+
+
+class HandedOff(RunEnded):
+    """A person takes over: the environment is broken, a limit was reached, or the same failure came back."""
+
+    outcome = "handed_off"
+
+
+class NeedsClarification(RunEnded):
+    """The contract is incomplete; nothing ran."""
+
+    outcome = "needs_clarification"
+
+
+class Failed(RunEnded):
+    """An error outside the task (the model API failing after its retries, a git failure)."""
+
+    outcome = "failed"

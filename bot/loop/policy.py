@@ -1,0 +1,74 @@
+"""The progress policy, pure: from the checks' results and what was good before, what the harness does next.
+
+- keep: a check newly passes and none regressed (and the model's expectation held): a checkpoint.
+- continue: nothing failed, or a failure not yet seen `max_retries` times in a row.
+- narrow: the same failure `max_retries` times: roll back to the last good checkpoint, narrow the scope.
+- hand_off: the same again after narrowing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.checks.models import CheckRun
+from bot.loop.records import Expectation
+
+Verdict = Literal["keep", "continue", "narrow", "hand_off"]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    key: str = ""
+    """What makes this failure "the same" as an earlier one; empty when nothing failed."""
+    attempt: int = 0
+    """How many times in a row that failure has now been seen."""
+
+
+def signature(run: CheckRun) -> str:
+    """What makes two failures "the same": each failing check's normalised signature."""
+    return " | ".join(sorted(f"{r.name}:{r.signature or r.status}" for r in run.failing()))
+
+
+def expectation_met(expect: str, run: CheckRun) -> Expectation:
+    """Judge "tests: test_add passes" / "lint fails" against what ran; unclear wording judges by overall pass."""
+    lowered = expect.casefold()
+    wants_fail = bool(re.search(r"\b(fail|fails|failing|error)\b", lowered)) and not re.search(
+        r"\bno longer fail", lowered
+    )
+    named = [r for r in run.results if r.name.casefold() in lowered]
+    tests = [t for r in run.results for t in r.tests if t.id.rsplit("::", 1)[-1].casefold() in lowered]
+    if tests:
+        passed = all(t.status == "pass" for t in tests)
+        actual = ", ".join(f"{t.id} {t.status}" for t in tests)
+    else:
+        pool = named or run.results
+        passed = all(r.status == "pass" for r in pool)
+        actual = ", ".join(f"{r.name} {r.status}" for r in pool)
+    return Expectation(expect=expect, met=passed != wants_fail, actual=actual)
+
+
+def judge(
+    run: CheckRun,
+    expectation: Expectation | None,
+    *,
+    good: Mapping[str, str],
+    failures: Mapping[str, int],
+    max_retries: int,
+    narrowed: bool,
+) -> Judgement:
+    wrong = expectation is not None and not expectation.met
+    improved = any(r.status == "pass" and good.get(r.name) != "pass" for r in run.results)
+    regressed = [r.name for r in run.failing() if good.get(r.name) == "pass"]
+    if improved and not regressed and not wrong:
+        return Judgement("keep")
+    if not run.failing() and not wrong:
+        return Judgement("continue")
+    key = signature(run) + (f" | expectation not met: {expectation.expect}" if wrong and expectation else "")
+    attempt = failures.get(key, 0) + 1
+    if attempt < max_retries:
+        return Judgement("continue", key, attempt)
+    return Judgement("hand_off" if narrowed else "narrow", key, attempt)

@@ -1,0 +1,35 @@
+"""How a run tells the outside what it is doing: typed phases, and free-text lines for the log."""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+Phase = Literal["setup", "baseline", "steps", "verifying", "final_checks"]
+
+PHASE_WORDS: dict[Phase, str] = {
+    "setup": "setup",
+    "baseline": "baseline checks",
+    "steps": "steps",
+    "verifying": "verifying finish",
+    "final_checks": "final checks",
+}
+
+
+class Reporter(Protocol):
+    """Called by the loop; both may raise to stop the run (the job's stop request does)."""
+
+    def phase(self, phase: Phase) -> None:
+        """The run entered `phase`."""
+
+    def say(self, line: str) -> None:
+        """One line of what happened (a step answered, an edit, a check result)."""
+
+
+class Silent:
+    """A Reporter that reports nothing."""
+
+    def phase(self, phase: Phase) -> None:
+        return None
+
+    def say(self, line: str) -> None:
+        return None

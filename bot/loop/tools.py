@@ -1,0 +1,172 @@
+"""The model's tools: each call is validated, checked against the policy, run, and observed.
+
+The tool names and input schemas are the model's API (`prompts/tools.json`, `records.TOOL_INPUTS`).
+A malformed or refused call comes back as an error result the model reads; it never raises.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ValidationError
+
+from bot.checks.models import CheckRun
+from bot.loop.editor import edit
+from bot.loop.exits import Accepted, HandedOff, RunEnded
+from bot.loop.harness import Harness
+from bot.loop.policy import expectation_met
+from bot.loop.records import (
+    TOOL_INPUTS,
+    ActionRecord,
+    AskHumanInput,
+    EditInput,
+    FinishInput,
+    Observation,
+    PlanInput,
+    RunChecksInput,
+    SearchInput,
+    StepRecord,
+)
+from bot.loop.result import Plan
+from bot.loop.search import search_code
+from bot.loop.state import RunState
+from bot.loop.steering import steer
+from bot.markdown import first_line
+from bot.model.base import ToolCall
+
+
+def observe(state: RunState, record: StepRecord, action: ActionRecord) -> None:
+    record.actions.append(action)
+    result = "ok" if action.observation.ok else "error"
+    state.last_results.append(f"[{action.tool or 'answer'}] {result}: {action.observation.text}")
+
+
+def rejected(
+    state: RunState, record: StepRecord, call: ToolCall, decision: Literal["refused", "malformed"], text: str
+) -> None:
+    observation = Observation(ok=False, text=text)
+    observe(state, record, ActionRecord(tool=call.name, input=call.input, decision=decision, observation=observation))
+
+
+def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: StepRecord) -> None:
+    """Run one tool call; every way it ends is observed, a RunEnded raised by `finish` or `ask_human` goes on."""
+    schema = TOOL_INPUTS.get(call.name)
+    if schema is None:
+        return rejected(
+            state, record, call, "malformed", f"unknown tool {call.name!r}; the tools are: {', '.join(TOOL_INPUTS)}"
+        )
+    try:
+        args = schema.model_validate(call.input)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors())
+        text = f"malformed input for {call.name}: {problems}; send the fields its schema asks for"
+        return rejected(state, record, call, "malformed", text)
+    if state.plan is None and not isinstance(args, PlanInput | AskHumanInput):
+        text = "no plan yet: call `plan` first (steps with done_when, and the files you expect to change)"
+        return rejected(state, record, call, "refused", text)
+    action = ActionRecord(
+        tool=call.name, input=call.input, decision="executed", observation=Observation(ok=True, text="")
+    )
+    try:
+        if isinstance(args, PlanInput):
+            action.observation = do_plan(h, state, args)
+        elif isinstance(args, EditInput):
+            action.observation = do_edit(h, state, args, intent)
+        elif isinstance(args, SearchInput):
+            action.observation = Observation(
+                ok=True, text=h.redact(search_code(h.workspace.path, args.query, args.path_glob))
+            )
+        elif isinstance(args, RunChecksInput):
+            action.observation = do_run_checks(h, state, args, action, record)
+        elif isinstance(args, FinishInput):
+            action.observation = do_finish(h, state, args, action, record)
+        elif isinstance(args, AskHumanInput):
+            action.observation = Observation(ok=True, text="handed to a human")
+            raise HandedOff(f"the model asked for help: {args.reason or args.question}", question=args.question)
+    except RunEnded as end:
+        if not action.observation.text:
+            action.observation = Observation(ok=True, text=f"the run ends: {end.reason}")
+        raise
+    finally:
+        if not action.observation.ok and action.decision == "executed":
+            action.decision = "refused"
+        observe(state, record, action)
+
+
+def do_plan(h: Harness, state: RunState, args: PlanInput) -> Observation:
+    refused = [d for d in (state.gate.check_path(p) for p in args.impact) if not d.allowed]
+    if refused:
+        reasons = "; ".join(d.reason for d in refused)
+        return Observation(ok=False, text=f"plan refused, its impact leaves the scope: {reasons}; plan again")
+    state.plan = Plan(steps=args.steps, impact=args.impact)
+    state.conclusions.append(
+        f"planned {len(args.steps)} steps; expected to change {', '.join(args.impact) or 'nothing named'}"
+    )
+    h.reporter.say(f"plan: {len(args.steps)} steps, impact {', '.join(args.impact)}")
+    return Observation(ok=True, text="plan recorded")
+
+
+def do_edit(h: Harness, state: RunState, args: EditInput, intent: str) -> Observation:
+    observation = edit(h.workspace, state.gate, args, state.change.stats())
+    if args.command != "view":
+        what = f"{args.command} {args.path}" + (f" ({first_line(intent)})" if intent else "")
+        if observation.ok:
+            state.change.forget()
+            state.attempt_edits.append(what)
+            state.conclusions.append(f"step {state.steps}: {what}")
+        else:
+            state.conclusions.append(f"step {state.steps}: {what} refused: {first_line(observation.text)}")
+        h.reporter.say(f"edit: {what}: {'ok' if observation.ok else 'refused'}")
+    observation.text = h.redact(observation.text)
+    return observation
+
+
+def render_run(run: CheckRun) -> str:
+    """One line per check; the failure details are shown once, under "Latest check failure"."""
+    return "\n".join(f"{r.name}: {r.status} (exit {r.exit_code}, {r.duration_s:.1f}s)" for r in run.results)
+
+
+def run_checks(h: Harness, state: RunState, names: list[str] | None, record: StepRecord) -> CheckRun:
+    began = h.clock()
+    run = h.checks.run(names, commit=h.workspace.head_sha, changed_files=state.change.changed_files())
+    state.change.forget()  # checks may write files in the workspace
+    record.checks_s += h.clock() - began
+    state.latest = run
+    for r in run.results:
+        h.reporter.say(f"checks: {r.name} {r.status}")
+    return run
+
+
+def do_run_checks(
+    h: Harness, state: RunState, args: RunChecksInput, action: ActionRecord, record: StepRecord
+) -> Observation:
+    unknown = [n for n in args.names or [] if h.contract.check(n) is None]
+    if unknown:
+        names = ", ".join(c.name for c in h.contract.checks)
+        return Observation(ok=False, text=f"no such check: {', '.join(unknown)}; the contract's checks are: {names}")
+    run = action.checks = run_checks(h, state, args.names, record)
+    action.expectation = expectation_met(args.expect, run) if args.expect else None
+    note = steer(h, state, run, action.expectation)
+    text = render_run(run)
+    if e := action.expectation:
+        text += f"\nexpected: {e.expect} — {'met' if e.met else 'NOT met'} ({e.actual})"
+    return Observation(ok=True, text=h.redact(text + note))
+
+
+def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionRecord, record: StepRecord) -> Observation:
+    """Verified by the harness: every contract check runs, and the change must stay inside the scope and limits."""
+    if not state.change.stats().files:
+        return Observation(
+            ok=False, text="finish refused: nothing has changed yet; make the change the contract asks for"
+        )
+    h.reporter.phase("verifying")
+    run = action.checks = run_checks(h, state, None, record)
+    violations = state.gate.violations(state.change.stats())  # after the checks: they may have written files
+    if run.passed and not violations:
+        state.final, state.summary, state.risks = run, args.summary, args.risks
+        action.observation = Observation(ok=True, text="verified: every contract check passes")
+        raise Accepted(f"all {len(run.results)} contract checks pass and the change stays within scope and limits")
+    problems = [f"{r.name} {r.status}" for r in run.failing()] + [v.reason for v in violations]
+    note = steer(h, state, run, None)
+    text = "finish refused: " + "; ".join(problems) + "\n" + render_run(run) + note
+    return Observation(ok=False, text=h.redact(text))

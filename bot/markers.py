@@ -1,0 +1,51 @@
+"""Hidden markers that let ai-fix recognise its own PR and comments from GitHub's data alone.
+
+A body ai-fix owns starts with `<!-- ai-fix:<kind> issue=N -->`; a PR body also carries hidden
+records (its finished rounds) as JSON inside an HTML comment, escaped so that nothing in the JSON
+can end the comment early.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+PR_KIND = "pr"
+PROGRESS_KIND = "progress"
+
+_MARKER = re.compile(r"<!-- ai-fix:(?P<kind>[a-z]+) issue=(?P<issue>\d+) -->")
+# Characters that could end or confuse an HTML comment, escaped inside the JSON strings.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_COMMENT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "-": "\\u002d"})
+
+
+def marker(kind: str, issue_number: int) -> str:
+    """The hidden HTML comment that starts every body ai-fix owns."""
+    return f"<!-- ai-fix:{kind} issue={issue_number} -->"
+
+
+def find_marker(body: str | None, kind: str) -> int | None:
+    """The issue number a body's marker of this kind names, or None when it carries none."""
+    for m in _MARKER.finditer(body or ""):
+        if m.group("kind") == kind:
+            return int(m.group("issue"))
+    return None
+
+
+def hidden_record(name: str, data: Any) -> str:
+    """`data` as JSON in a hidden comment `<!-- ai-fix:<name> ... -->` (no character in it can close the comment)."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=True)
+    text = _JSON_STRING.sub(lambda m: m.group(0).translate(_COMMENT_SAFE), text)
+    return f"<!-- ai-fix:{name} {text} -->"
+
+
+def read_hidden_record(name: str, body: str | None) -> Any:
+    """The JSON a body's hidden record `name` holds; None when there is none or it does not parse."""
+    m = re.search(rf"<!-- ai-fix:{re.escape(name)} (?P<json>[\[{{].*?[\]}}]) -->", body or "")
+    if m is None:
+        return None
+    try:
+        return json.loads(m.group("json"))
+    except ValueError:
+        return None

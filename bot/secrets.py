@@ -1,0 +1,66 @@
+"""Every secret value a run or job holds, gathered in one place so redaction can remove all of them."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from bot.redact import is_secret_file
+from bot.settings import Settings
+
+SECRET_NAME = re.compile(r"(?i)(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL)")
+MIN_SECRET = 8
+"""Shorter values are too likely to be ordinary words to strip from every text."""
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*[\"']?([^\"'\s#]+)")
+
+
+def env_secrets(env: Mapping[str, str]) -> list[str]:
+    """Values of environment variables whose names say they are secret (AIFIX_ secrets come through Settings)."""
+    return [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET]
+
+
+def repo_secret_files(repo: Path) -> list[str]:
+    """Workspace-relative paths of files that hold secrets by convention (.env*, *.pem, keys)."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            if is_secret_file(name):
+                found.append(os.path.relpath(os.path.join(dirpath, name), repo))
+    return sorted(found)
+
+
+def file_secrets(text: str) -> list[str]:
+    """A secret file's values: each `KEY=value` value, and the whole text (PEM keys and the like)."""
+    values = [m.group(1) for line in text.splitlines() if (m := _ASSIGNMENT.match(line))]
+    return [v for v in [*values, text.strip()] if len(v) >= MIN_SECRET]
+
+
+def held_secrets(
+    settings: Settings,
+    env: Mapping[str, str] | None = None,
+    repo: Path | None = None,
+    *,
+    tokens: Iterable[str] = (),
+) -> list[str]:
+    """Every secret value a job or run holds, longest first: the one list redaction is given.
+
+    The service's own secrets (settings), secret-looking environment values (`os.environ` unless
+    `env` is given), the contents of the repository's secret files when `repo` is given, and
+    `tokens` (the job's installation token).
+    """
+    values = [*settings.secret_values(), *env_secrets(os.environ if env is None else env), *tokens]
+    return sorted({*values, *(repo_secrets(repo) if repo is not None else [])} - {""}, key=len, reverse=True)
+
+
+def repo_secrets(repo: Path) -> list[str]:
+    """The values held in the repository's secret files (.env*, *.pem, keys)."""
+    values: list[str] = []
+    for rel in repo_secret_files(repo):
+        try:
+            values += file_secrets((repo / rel).read_text(errors="replace"))
+        except OSError:
+            continue
+    return values

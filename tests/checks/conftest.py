@@ -1,1 +1,0 @@
-from support_sandbox.fixtures import kind, sandbox  # noqa: F401

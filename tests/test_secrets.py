@@ -1,0 +1,29 @@
+"""Gathering every secret a run holds, for redaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.secrets import held_secrets
+from bot.settings import load_settings
+
+
+def test_held_secrets_cover_settings_environment_and_repo_files(tmp_path: Path) -> None:
+    (tmp_path / ".env.local").write_text("export DB_PASSWORD='hunter2-long-value'\nSHORT=x\n")
+    (tmp_path / "key.pem").write_text("-----BEGIN PRIVATE KEY-----\nMIIEabcdefgh\n-----END PRIVATE KEY-----\n")
+    settings = load_settings(admin_token="admin-token-value-1")
+    env = {
+        "GITHUB_TOKEN": "ghp_envtokenvalue",
+        "HOME": "/root",
+        "AIFIX_WEBHOOK_SECRET": "hook-secret-9",
+        "AIFIX_WORK_DIR": "/srv/ai-fix-work",
+    }
+    held = held_secrets(settings, env, tmp_path)
+    for value in ("admin-token-value-1", "ghp_envtokenvalue", "hook-secret-9", "hunter2-long-value"):
+        assert value in held
+    assert any("MIIEabcdefgh" in v for v in held) and "/root" not in held and "/srv/ai-fix-work" not in held
+
+
+def test_held_secrets_include_the_jobs_tokens_longest_first() -> None:
+    held = held_secrets(load_settings(), {}, tokens=["ghs_short_token_1", "ghs_a_much_longer_token_value_2", ""])
+    assert held == ["ghs_a_much_longer_token_value_2", "ghs_short_token_1"]
