@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from bot.sandbox.container import engine_command, engine_env  # noqa: E402
+from bot.sandbox.engine import engine_command, engine_env  # noqa: E402
 from tests.support.sandbox import open_test_sandbox, skip_reason  # noqa: E402
 
 GOAL_MS = 20.0

@@ -15,11 +15,12 @@ from typing import Any
 import orjson
 
 from bot.errors import StoreUnavailable
+from bot.intake.apply import Incoming
 from bot.intake.events import MalformedDelivery, parse_event
 from bot.intake.metrics import Metrics
 from bot.intake.signature import InvalidSignature, verify_signature
 from bot.intake.triggers import decide
-from bot.intake.writer import Incoming, IntakeWriter
+from bot.intake.writer import IntakeWriter
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)

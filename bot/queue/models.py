@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -64,3 +66,24 @@ class Job(BaseModel):
     state: dict[str, Any] = Field(default_factory=dict)
     triggers: list[Trigger] = Field(default_factory=list)
     events: list[JobEvent] = Field(default_factory=list)
+
+    @classmethod
+    def from_row(cls, r: Mapping[str, Any], triggers: list[Trigger], events: list[JobEvent]) -> Job:
+        """A job from its `jobs` row (snapshot and state stored as JSON) with its triggers and history."""
+        return cls(
+            id=r["id"],
+            repo=r["repo"],
+            number=r["number"],
+            kind=r["kind"],
+            status=r["status"],
+            reason=r["reason"],
+            installation_id=r["installation_id"],
+            attempts=r["attempts"],
+            cancel_requested=bool(r["cancel_requested"]),
+            created_at=r["created_at"],
+            updated_at=r["updated_at"],
+            snapshot=json.loads(r["snapshot"]) if r["snapshot"] else None,
+            state=json.loads(r["state"]),
+            triggers=triggers,
+            events=events,
+        )

@@ -15,97 +15,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bot.errors import ConfigError, StoreUnavailable
+from bot.errors import StoreUnavailable
+from bot.queue.database import migrate, parse_sqlite_url
 from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, WORK_KINDS, Job, JobEvent, Trigger
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS deliveries (
-    id TEXT PRIMARY KEY,
-    event TEXT NOT NULL,
-    action TEXT NOT NULL DEFAULT '',
-    outcome TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    payload TEXT NOT NULL,
-    received_at REAL NOT NULL,
-    work TEXT,
-    processed INTEGER NOT NULL DEFAULT 1
-);
-CREATE TABLE IF NOT EXISTS jobs (
-    id INTEGER PRIMARY KEY,
-    repo TEXT NOT NULL,
-    number INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    status TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    installation_id INTEGER,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    available_at REAL NOT NULL,
-    lease_owner TEXT,
-    lease_expires REAL,
-    cancel_requested INTEGER NOT NULL DEFAULT 0,
-    snapshot TEXT,
-    state TEXT NOT NULL DEFAULT '{}',
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_by_target ON jobs (repo, number, status);
-CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, available_at);
-CREATE TABLE IF NOT EXISTS triggers (
-    id INTEGER PRIMARY KEY,
-    job_id INTEGER NOT NULL,
-    delivery_id TEXT NOT NULL,
-    review_id INTEGER,
-    data TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS triggers_by_job ON triggers (job_id);
-CREATE INDEX IF NOT EXISTS triggers_by_review ON triggers (review_id);
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY,
-    job_id INTEGER NOT NULL,
-    at REAL NOT NULL,
-    event TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_by_job ON events (job_id);
-CREATE TABLE IF NOT EXISTS installations (
-    id INTEGER PRIMARY KEY,
-    account TEXT NOT NULL,
-    status TEXT NOT NULL,
-    repos TEXT NOT NULL,
-    updated_at REAL NOT NULL
-);
-"""
-
-DELIVERY_COLUMNS = {"work": "TEXT", "processed": "INTEGER NOT NULL DEFAULT 1"}
-"""Added to `deliveries` since its first version: a database from before gets them (its rows were processed when stored)."""
-PENDING_INDEX = "CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (received_at) WHERE processed = 0"
 
 _ACTIVE = ("queued", "running")
 
 
 def _marks(values: Sequence[object]) -> str:
     return ",".join("?" for _ in values)
-
-
-SYNC_MODES = ("full", "normal")
-
-
-def parse_sqlite_url(url: str) -> tuple[Path, str]:
-    """The file and synchronous mode of `sqlite:///relative.db`, `sqlite:////absolute.db[?synchronous=normal]`.
-
-    `full` (default): each commit is fsynced before anything in it is acknowledged. `normal`: committed to
-    the WAL (survives a crash of the process, not of the machine), several times faster on slow disks.
-    """
-    prefix = "sqlite:///"
-    path, _, query = url.partition("?")
-    options = dict(part.partition("=")[::2] for part in query.split("&") if part)
-    sync = options.pop("synchronous", "full").lower()
-    if not path.startswith(prefix) or len(path) == len(prefix) or options or sync not in SYNC_MODES:
-        raise ConfigError(
-            f"AIFIX_DATABASE_URL {url!r} is not supported: use sqlite:///ai-fix.db (relative) or "
-            "sqlite:////var/lib/ai-fix.db, optionally with ?synchronous=normal"
-        )
-    return Path(path[len(prefix) :]), sync
 
 
 class Store:
@@ -184,12 +102,7 @@ class Store:
     def init_schema(self) -> None:
         conn = self.connection()
         try:
-            conn.executescript(SCHEMA)
-            present = {row[1] for row in conn.execute("PRAGMA table_info(deliveries)")}
-            for column, declaration in DELIVERY_COLUMNS.items():
-                if column not in present:
-                    conn.execute(f"ALTER TABLE deliveries ADD COLUMN {column} {declaration}")
-            conn.execute(PENDING_INDEX)
+            migrate(conn)
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot create the tables in {self.path}: {exc}") from exc
 
@@ -452,26 +365,7 @@ class Store:
                     f"SELECT job_id, at, event, data FROM events WHERE job_id IN ({_marks(ids)}) ORDER BY id", ids
                 ):
                     events[r[0]].append(JobEvent(at=r[1], event=r[2], data=json.loads(r[3])))
-        return [
-            Job(
-                id=r["id"],
-                repo=r["repo"],
-                number=r["number"],
-                kind=r["kind"],
-                status=r["status"],
-                reason=r["reason"],
-                installation_id=r["installation_id"],
-                attempts=r["attempts"],
-                cancel_requested=bool(r["cancel_requested"]),
-                created_at=r["created_at"],
-                updated_at=r["updated_at"],
-                snapshot=json.loads(r["snapshot"]) if r["snapshot"] else None,
-                state=json.loads(r["state"]),
-                triggers=triggers[r["id"]],
-                events=events[r["id"]],
-            )
-            for r in rows
-        ]
+        return [Job.from_row(r, triggers[r["id"]], events[r["id"]]) for r in rows]
 
     def get_job(self, job_id: int) -> Job | None:
         jobs = self._jobs("WHERE id = ?", (job_id,), 1)

@@ -11,7 +11,8 @@ from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
 from bot.sandbox.base import Sandbox
 from bot.sandbox.bwrap import BwrapSandbox
-from bot.sandbox.container import ContainerSandbox, Engine, probe_engine
+from bot.sandbox.container import ContainerSandbox
+from bot.sandbox.engine import Engine, probe_engine
 from bot.sandbox.none import NoSandbox
 
 log = logging.getLogger(__name__)

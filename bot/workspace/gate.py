@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import secrets
 import stat
 import unicodedata
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from bot.contract.globs import glob_match, normalize_path
 from bot.contract.models import ALWAYS_DENIED, Budget, Scope
 from bot.errors import AiFixError, PolicyViolation
 from bot.workspace.models import DiffStats, FileChange, GateDecision
+from bot.workspace.nofollow import NotRegularFile, read_nofollow, write_nofollow
 
 MAX_FILE_BYTES = 1 << 20
 """Largest file the model may write (1 MiB); source files are far smaller."""
@@ -280,7 +280,7 @@ class PatchGate:
             added, removed = line_counts(base, data)
             touched = base != data
         else:
-            on_disk = _read_nofollow(self.root, rel)
+            on_disk = read_nofollow(self.root, rel)
             added, removed = line_counts(on_disk, data)
             touched = entry is not None or on_disk != data
             if entry is not None:
@@ -321,74 +321,6 @@ def _as_bytes(content: bytes | str) -> bytes:
         raise GateRefusal("content is not valid text (unpaired surrogate characters); write UTF-8 text") from None
 
 
-def _open_parent(root: Path, parts: list[str], *, create: bool) -> int:
-    """A descriptor of the file's directory, reached from root one part at a time without following symlinks."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for part in parts[:-1]:
-            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-            try:
-                child = os.open(part, flags, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(part, 0o755, dir_fd=fd)
-                child = os.open(part, flags, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _read_nofollow(root: Path, rel: str) -> bytes | None:
-    parts = rel.split("/")
-    try:
-        dir_fd = _open_parent(root, parts, create=False)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    try:
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return None
-    finally:
-        os.close(dir_fd)
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read()
-
-
-def _write_nofollow(root: Path, rel: str, data: bytes) -> None:
-    """Atomic replace (temp file + rename in the same directory); keeps an existing file's mode."""
-    parts = rel.split("/")
-    dir_fd = _open_parent(root, parts, create=True)
-    try:
-        name = parts[-1]
-        mode = 0o644
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            pass
-        else:
-            if not stat.S_ISREG(st.st_mode):
-                raise GateRefusal(f"{rel} is no longer a regular file; nothing was written")
-            mode = stat.S_IMODE(st.st_mode)
-        tmp = f".ai-fix-{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fchmod(fh.fileno(), mode)
-                os.fsync(fh.fileno())
-            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            os.unlink(tmp, dir_fd=dir_fd)
-            raise
-    finally:
-        os.close(dir_fd)
-
-
 def apply_write(workspace: Tree, path: str, content: bytes | str, gate: PatchGate, current: DiffStats) -> GateDecision:
     """Write `content` to `path` in the workspace only when the gate allows it; the decision says what happened."""
     root = Path(os.path.realpath(workspace.path))
@@ -400,9 +332,11 @@ def apply_write(workspace: Tree, path: str, content: bytes | str, gate: PatchGat
     if not decision.allowed:
         return decision
     try:
-        _write_nofollow(root, decision.path, _as_bytes(content))
+        write_nofollow(root, decision.path, _as_bytes(content))
     except GateRefusal as refusal:
         return GateDecision(allowed=False, path=decision.path, reason=refusal.reason)
+    except NotRegularFile as refusal:
+        return GateDecision(allowed=False, path=decision.path, reason=str(refusal))
     except OSError as exc:
         # ELOOP/ENOTDIR here means a symlink or file appeared on the path after the check.
         return GateDecision(

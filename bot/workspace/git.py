@@ -19,7 +19,6 @@ URL or a log, and the sandbox never sees it.
 
 from __future__ import annotations
 
-import base64
 import os
 import shutil
 import subprocess
@@ -28,84 +27,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
-from pydantic import BaseModel
-
-from bot.errors import AiFixError, PolicyViolation
-from bot.redact import redact
+from bot.errors import PolicyViolation
 from bot.workspace.branch import validate_branch_name
 from bot.workspace.gate import PatchGate
-from bot.workspace.models import DiffStats, FileChange
-
-IDENTITY = ("ai-fix", "ai-fix@users.noreply.github.com")
-"""Author and committer of every checkpoint."""
-TOKEN_USER = "x-access-token"
-"""The user name GitHub expects with an installation token over HTTPS."""
-STATE_FILE = "workspace.json"
-NETWORK_TIMEOUT = 900
-LOCAL_TIMEOUT = 120
-_SCHEMES = ("https", "file")
-
-
-class WorkspaceError(AiFixError):
-    """A git operation on the workspace failed; the message says what to do."""
-
-
-class WorkspaceState(BaseModel):
-    """What a job directory records so the work can be resumed after a crash."""
-
-    kind: Literal["clone", "local", "existing"]
-    tree: str
-    git_dir: str
-    hooks: str
-    branch: str
-    base_sha: str
-    remote_url: str = ""
-    """Where `push` goes by default; empty in local mode (the branch is already in the user's repo)."""
-    repo: str = ""
-    """Local mode: the user's repository the worktree belongs to."""
-
-
-def auth_env(token: str, url: str) -> dict[str, str]:
-    """Environment for one git command that sends `token` as an HTTP header to `url`'s host only."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    scope = f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}/"
-    basic = base64.b64encode(f"{TOKEN_USER}:{token}".encode()).decode()
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{scope}.extraHeader",
-        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-    }
-
-
-def check_remote_url(url: str) -> str:
-    """Only https (GitHub) and file (tests, local mirrors) URLs, and never with credentials in them."""
-    parts = urlsplit(url)
-    if parts.scheme not in _SCHEMES or url.startswith("-"):
-        raise WorkspaceError(
-            f"refusing remote {url!r}: ai-fix clones and pushes over https:// (or file:// for local mirrors) only"
-        )
-    if parts.username or parts.password:
-        raise WorkspaceError(
-            "refusing a remote URL with credentials in it: they would be stored in .git/config; "
-            "pass the URL without them and the token as token="
-        )
-    return url
-
-
-def _hint(stderr: str) -> str:
-    lowered = stderr.lower()
-    if "could not read username" in lowered or "authentication failed" in lowered or "403" in lowered:
-        return "the server refused the credentials: check the App is installed on the repository with contents: write, and that the token has not expired"
-    if "non-fast-forward" in lowered or "fetch first" in lowered or "[rejected]" in lowered:
-        return "the remote branch has commits this workspace lacks and ai-fix never force-pushes: start again from the remote branch (Workspace.checkout_existing) or delete it"
-    if "not found" in lowered or "does not appear to be a git repository" in lowered:
-        return "check the repository URL and that the App can see the repository"
-    if "could not resolve host" in lowered or "unable to access" in lowered:
-        return "the git server could not be reached: check the network and the URL"
-    return "see git's message above"
+from bot.workspace.gitcmd import (
+    LOCAL_TIMEOUT,
+    NETWORK_TIMEOUT,
+    WorkspaceError,
+    auth_env,
+    check_remote_url,
+    parse_stats,
+    run_git,
+)
+from bot.workspace.jobdir import STATE_FILE, WorkspaceState, make_hooks, new_job_dir, removed_on_failure
+from bot.workspace.models import DiffStats
 
 
 class Workspace:
@@ -127,8 +63,8 @@ class Workspace:
         overwritten: the new branch is the first free `branch-2`, `branch-3`, ... (see `ws.branch`).
         """
         validate_branch_name(branch)
-        root = _new_job_dir(dest)
-        with _removed_on_failure(root):
+        root = new_job_dir(dest)
+        with removed_on_failure(root):
             ws = cls._cloned(url, root, token, kind="clone", branch=branch)
             ws.state.branch = ws._free_branch_name(branch)
             ws._start_branch(ws._resolve(ref or "HEAD"))
@@ -141,8 +77,8 @@ class Workspace:
         The base commit is the branch's tip as found, so diff and stats show this round's change.
         """
         validate_branch_name(branch)
-        root = _new_job_dir(dest)
-        with _removed_on_failure(root):
+        root = new_job_dir(dest)
+        with removed_on_failure(root):
             ws = cls._cloned(url, root, token, kind="existing", branch=branch)
             try:
                 start = ws._resolve(f"refs/remotes/origin/{branch}")
@@ -163,15 +99,15 @@ class Workspace:
         repo_path = Path(os.path.realpath(repo))
         if not repo_path.is_dir():
             raise WorkspaceError(f"{repo}: no such directory; pass the path of a local git repository")
-        root = _new_job_dir(dest)
-        hooks = _make_hooks(root)
+        root = new_job_dir(dest)
+        hooks = make_hooks(root)
         tree = root / "tree"
         state = WorkspaceState(
             kind="local", tree=str(tree), git_dir="", hooks=str(hooks), branch=branch, base_sha="", repo=str(repo_path)
         )
         ws = cls(root, state)
         user_repo = ["-C", str(repo_path)]
-        with _removed_on_failure(root):
+        with removed_on_failure(root):
             if ws._run([*user_repo, "rev-parse", "--git-dir"], check=False).returncode != 0:
                 raise WorkspaceError(
                     f"{repo_path} is not a git repository: pass the root of a git checkout (git init; git commit)"
@@ -217,7 +153,7 @@ class Workspace:
         cls, url: str, root: Path, token: str | None, *, kind: Literal["clone", "existing"], branch: str
     ) -> Workspace:
         check_remote_url(url)
-        hooks = _make_hooks(root)
+        hooks = make_hooks(root)
         tree, git_dir = root / "tree", root / "git"
         state = WorkspaceState(
             kind=kind,
@@ -414,7 +350,7 @@ class Workspace:
         base = ["diff", "--cached", "--no-renames", "-z"]
         raw = self._git(*base, "--raw", self.base_sha, env=env).stdout
         numstat = self._git(*base, "--numstat", self.base_sha, env=env).stdout
-        return _parse_stats(raw, numstat)
+        return parse_stats(raw, numstat)
 
     def _git(
         self,
@@ -441,124 +377,13 @@ class Workspace:
         timeout: int = LOCAL_TIMEOUT,
         cwd: str | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
-        command = ["git", *_safety_config(self.state.hooks), *args]
-        try:
-            done = subprocess.run(
-                command,
-                env=_git_environment(env),
-                input=input,
-                capture_output=True,
-                timeout=timeout,
-                cwd=cwd or self.root,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise WorkspaceError(
-                f"git {_verb(args)} took over {timeout} s and was stopped: check the network or the repository size"
-            ) from None
-        if check and done.returncode != 0:
-            stderr = redact(done.stderr.decode("utf-8", "replace").strip(), secrets or [])
-            raise WorkspaceError(f"git {_verb(args)} failed (exit {done.returncode}): {stderr}; {_hint(stderr)}")
-        return done
-
-
-def _verb(args: list[str]) -> str:
-    """The git subcommand in an argument list, for error messages."""
-    words = iter(args)
-    for word in words:
-        if word == "-C":
-            next(words, None)
-        elif not word.startswith("-"):
-            return word
-    return "command"
-
-
-def _safety_config(hooks: str) -> list[str]:
-    # Given on every command (and inherited by git's own subprocesses through GIT_CONFIG_PARAMETERS),
-    # so no hook, fsmonitor or credential helper runs, whatever a repository's config says.
-    settings = {
-        "core.hooksPath": hooks,
-        "core.fsmonitor": "false",
-        "credential.helper": "",
-        "commit.gpgSign": "false",
-        "protocol.ext.allow": "never",
-        "submodule.recurse": "false",
-        "diff.external": "",
-    }
-    return [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
-
-
-def _git_environment(extra: dict[str, str] | None) -> dict[str, str]:
-    # Inherited GIT_* variables (GIT_DIR, GIT_INDEX_FILE, GIT_CONFIG_*) could point git elsewhere.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    name, email = IDENTITY
-    env.update(
-        GIT_TERMINAL_PROMPT="0",
-        GIT_ASKPASS="",
-        GIT_AUTHOR_NAME=name,
-        GIT_AUTHOR_EMAIL=email,
-        GIT_COMMITTER_NAME=name,
-        GIT_COMMITTER_EMAIL=email,
-        LC_ALL="C",
-    )
-    env.update(extra or {})
-    return env
-
-
-def _new_job_dir(dest: Path | str) -> Path:
-    root = Path(dest).absolute()
-    if root.exists() and any(root.iterdir()):
-        raise WorkspaceError(f"{root} is not empty: continue that job with Workspace.resume, or remove the directory")
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
-
-@contextmanager
-def _removed_on_failure(root: Path) -> Iterator[None]:
-    """A job directory that could not be set up is removed, so the next attempt starts clean."""
-    try:
-        yield
-    except BaseException:
-        shutil.rmtree(root, ignore_errors=True)
-        raise
-
-
-def _make_hooks(root: Path) -> Path:
-    hooks = root / "hooks"
-    hooks.mkdir(exist_ok=True)
-    return hooks
-
-
-def _parse_stats(raw: bytes, numstat: bytes) -> DiffStats:
-    """Merge `git diff --raw -z` (modes, status) and `--numstat -z` (line counts) without renames."""
-    counts: dict[str, tuple[int, int, bool]] = {}
-    for record in numstat.split(b"\0"):
-        if not record:
-            continue
-        plus, minus, path = record.split(b"\t", 2)
-        binary = plus == b"-"
-        counts[path.decode("utf-8", "surrogateescape")] = (
-            0 if binary else int(plus),
-            0 if binary else int(minus),
-            binary,
+        return run_git(
+            args,
+            hooks=self.state.hooks,
+            cwd=cwd or self.root,
+            check=check,
+            env=env,
+            secrets=secrets,
+            input=input,
+            timeout=timeout,
         )
-    files: list[FileChange] = []
-    fields = raw.split(b"\0")
-    for header, path_bytes in zip(fields[0::2], fields[1::2], strict=False):
-        if not header.startswith(b":"):
-            continue
-        old_mode, new_mode, _old, _new, status = header[1:].decode().split(" ")
-        name = path_bytes.decode("utf-8", "surrogateescape")
-        added, removed, binary = counts.get(name, (0, 0, False))
-        files.append(
-            FileChange(
-                path=name,
-                added=added,
-                removed=removed,
-                status=status[0],
-                old_mode="" if old_mode == "000000" else old_mode,
-                new_mode="" if new_mode == "000000" else new_mode,
-                binary=binary,
-            )
-        )
-    return DiffStats(files=files)

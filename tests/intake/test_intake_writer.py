@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.errors import StoreUnavailable
-from bot.intake.writer import Ack, IntakeWriter, apply_batch
+from bot.intake.apply import Ack, apply_batch
+from bot.intake.writer import IntakeWriter
 from bot.queue.store import Store
 from tests.support.service import wait_until
 from tests.support.webhooks import incoming
@@ -64,7 +65,7 @@ CRASH_AFTER_ACK = """
 import os, sys, time
 from pathlib import Path
 from tests.support.webhooks import incoming
-from bot.intake.writer import apply_batch
+from bot.intake.apply import apply_batch
 from bot.queue.store import Store
 acks = apply_batch(Store(Path(sys.argv[1])), [incoming(n, f"delivery-{n}") for n in range(1, 6)], defer=True)
 assert [a.outcome for a in acks] == ["accepted"] * 5, acks
@@ -91,7 +92,7 @@ def test_a_crash_between_ack_and_processing_loses_nothing_and_the_next_start_pro
 PROCESSOR = """
 import sys, time
 from pathlib import Path
-from bot.intake.writer import process_pending
+from bot.intake.apply import process_pending
 from bot.queue.store import Store
 store = Store(Path(sys.argv[1]))
 go = Path(sys.argv[2])

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
 from bot.intake.triggers import decide
-from bot.intake.writer import Incoming, apply_batch
 from bot.queue.store import Store
 from bot.queue.worker import WorkerPool
 from tests.support.pipelines import Gate, Ledger, wait_for

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from bot.errors import ConfigError
+from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
 from bot.intake.triggers import decide
-from bot.intake.writer import Incoming, apply_batch
+from bot.queue.database import parse_sqlite_url
 from bot.queue.models import WORK_KINDS
-from bot.queue.store import Store, parse_sqlite_url
+from bot.queue.store import Store
 from tests.support.webhooks import labeled
 
 LEASE = 30.0

@@ -15,7 +15,7 @@ from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
 from bot.sandbox.base import Sandbox
 from bot.sandbox.capture import HeadTail
-from bot.sandbox.container import engine_command, engine_env, probe_engine
+from bot.sandbox.engine import engine_command, engine_env, probe_engine
 from bot.sandbox.identity import grant_workspace, sandbox_identity
 from bot.sandbox.select import open_sandbox
 from tests.support.sandbox import (

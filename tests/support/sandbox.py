@@ -26,7 +26,7 @@ import pytest
 from bot.contract.models import SandboxConfig
 from bot.sandbox.base import Sandbox
 from bot.sandbox.bwrap import probe_bwrap
-from bot.sandbox.container import engine_command, engine_env, probe_engine
+from bot.sandbox.engine import engine_command, engine_env, probe_engine
 from bot.sandbox.select import open_sandbox
 
 TEST_IMAGE = "localhost/ai-fix-test-sandbox:1"

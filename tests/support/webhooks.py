@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 
+from bot.intake.apply import Incoming
 from bot.intake.events import Event
 from bot.intake.signature import sign
 from bot.intake.triggers import decide
-from bot.intake.writer import Incoming
 
 from .fake_github import load_payload
 

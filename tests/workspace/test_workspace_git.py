@@ -14,7 +14,8 @@ from bot.contract.models import Budget, Scope
 from bot.errors import PolicyViolation
 from bot.workspace.branch import branch_name
 from bot.workspace.gate import PatchGate, apply_write
-from bot.workspace.git import IDENTITY, Workspace, WorkspaceError, auth_env, check_remote_url
+from bot.workspace.git import Workspace
+from bot.workspace.gitcmd import IDENTITY, WorkspaceError, auth_env, check_remote_url
 from tests.support.repos import git_as_user as git
 
 TOKEN = "ghs_FAKEinstallationTOKEN0123456789abcdef"
