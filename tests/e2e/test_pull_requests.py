@@ -16,8 +16,9 @@ from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.model.base import ModelRequest
 from bot.model.scripted import Turn, call, turn
 from tests.support.markdown import render
+from tests.support.runs import CHECK
 from tests.support.webhooks import REPO, labeled, pr_comment, review_submitted
-from tests.support.world import CHECK, FIX_SCRIPT, SENDER, World, start_world
+from tests.support.world import FIX_SCRIPT, SENDER, World, start_world
 
 ISSUE_TWO = (
     "total() must ignore None values",

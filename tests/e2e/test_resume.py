@@ -26,8 +26,9 @@ from bot.queue.worker import WorkerConfig, WorkerPool
 from bot.settings import load_settings
 from tests.support.fake_pulls import PullsGitHub
 from tests.support.model import FakeMessagesAPI, serve_fake_api
+from tests.support.runs import PLAN
 from tests.support.webhooks import INSTALLATION, REPO
-from tests.support.world import FIX_SCRIPT, PLAN, SENDER, leaks, make_github, make_remote, service_env
+from tests.support.world import FIX_SCRIPT, SENDER, leaks, make_github, make_remote, service_env
 
 APP_IDS = itertools.count(72_000)
 TITLE = "add() subtracts instead of adding"

@@ -28,6 +28,7 @@ from bot.commands.demo import make_repo, sample
 from bot.model.scripted import ScriptedModel, Turn, call, turn
 from tests.support.fake_pulls import PullsGitHub
 from tests.support.model import FakeMessagesAPI, serve_fake_api
+from tests.support.runs import CHECK, FIX, PLAN
 from tests.support.server import serve
 from tests.support.webhooks import INSTALLATION, REPO, deliver
 
@@ -46,19 +47,6 @@ PYTHON = Path(sys.executable)
 """The test run's Python (with pytest), mounted read-only into the sandbox so the checks report each test."""
 
 
-PLAN = call(
-    "plan",
-    steps=[{"do": "make add() return a + b", "done_when": "tests: test_add and test_total pass"}],
-    impact=["calc.py"],
-)
-FIX = call(
-    "str_replace_based_edit_tool",
-    command="str_replace",
-    path="calc.py",
-    old_str="    return a - b",
-    new_str="    return a + b",
-)
-CHECK = call("run_checks", names=["tests"], expect="tests: test_add passes")
 FIX_SCRIPT = [
     turn("add(2, 3) must be 5: fix add() and run the tests.", PLAN),
     turn("Look at the code first.", call("str_replace_based_edit_tool", command="view", path="calc.py")),
