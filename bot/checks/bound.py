@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from bot.checks.classify import environment_error
 from bot.checks.models import CheckRun
-from bot.checks.runner import run_baseline, run_checks, run_setup
+from bot.checks.runner import run_baseline, run_checks, run_selected, run_setup
 from bot.contract.models import TaskContract
 from bot.markdown import first_line
 from bot.redact import redact
@@ -39,3 +39,7 @@ class SandboxChecks:
             secrets=self.secrets,
             changed_files=changed_files,
         )
+
+    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
+        checks = [c for c in self.contract.checks if c.name in names]
+        return run_selected(self.sandbox, checks, files, commit=commit, secrets=self.secrets)

@@ -60,7 +60,7 @@ def write_outputs(result: RunResult, out: Path, secrets: list[str]) -> None:
     """pr.md (the body that would be posted) and evidence.json; trace.jsonl is already there."""
     body = render_pr_body(result, issue_number=result.contract.provenance.number or None)
     (out / "pr.md").write_text(redact(body, secrets))
-    (out / "evidence.json").write_text(redact(json.dumps(result.evidence(), indent=2), secrets) + "\n")
+    (out / "evidence.json").write_text(redact(json.dumps(result.evidence_json(), indent=2), secrets) + "\n")
 
 
 class LineReporter:
