@@ -12,9 +12,7 @@ the tree: a `.git/config` it wrote (`core.fsmonitor`, filter drivers, hooks) wou
 the next time ai-fix ran git. Every git command is given `--git-dir` and `--work-tree` explicitly
 and never reads the tree's `.git` file.
 
-A token reaches git only through the environment of the one command that needs it (an
-`http.<host>.extraHeader` via GIT_CONFIG_COUNT); it is never written to `.git/config`, a remote
-URL or a log, and the sandbox never sees it.
+How git itself is run (safety config, environment, the token) is `bot.workspace.gitcmd`.
 """
 
 from __future__ import annotations
@@ -200,9 +198,6 @@ class Workspace:
         """Files and line counts of the change against the base commit (or `against`), untracked files included."""
         with self.scratch_index() as env:
             return self._staged_stats(env, against)
-
-    def changed_files(self) -> list[str]:
-        return [f.path for f in self.stats().files]
 
     def read_base(self, path: str) -> bytes | None:
         """A file's bytes at the base commit, None when it did not exist there (the gate's base reader)."""
