@@ -14,7 +14,7 @@ from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.model.scripted import call, turn
 from tests.support.runs import CHECK, FIX, PLAN
 from tests.support.webhooks import REPO, labeled
-from tests.support.world import SENDER, World, start_world
+from tests.support.world import SECRETS, SENDER, World, start_world
 
 TWO_CRITERIA = (
     "add() subtracts instead of adding",
@@ -66,6 +66,11 @@ def test_an_unverified_run_gives_a_draft_pr_with_the_label_and_a_neutral_check_r
     assert "every contract check ran" not in body.casefold()
     comment = comment_of(world, 41)
     assert "🔍 **Unverified**" in comment and "**Not verified:**" in comment and "`add(-1, 1)` returns 0" in comment
+    admin = {"Authorization": f"Bearer {SECRETS['AIFIX_ADMIN_TOKEN']}"}
+    listed = world.client.get("/tasks", params={"status": "unverified"}, headers=admin).json()["tasks"]
+    assert [t["number"] for t in listed] == [41]
+    metrics = world.client.get("/metrics", headers=admin).text
+    assert 'aifix_jobs{kind="issue",status="unverified"} 1' in metrics
 
 
 def test_an_accepted_fix_with_its_own_reproducing_test_names_it_in_the_evidence(world: World) -> None:

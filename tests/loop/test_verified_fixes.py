@@ -252,3 +252,20 @@ def test_a_feature_test_that_cannot_be_collected_on_the_base_counts_only_for_new
     assert ran.result.contract.kind == "bug" and ran.result.outcome == "unverified"
     refusal = finishes(ran)[0]["observation"]["text"]
     assert "cannot even be collected on the base commit" in refusal and "for a bug report" in refusal
+
+
+def test_with_no_check_at_all_a_run_ends_unverified_at_best(tmp_path: Path) -> None:
+    files = {"notes/hello.txt": "helo\n"}
+    issue = "# Typo in hello.txt\n\n## Acceptance criteria\n- hello.txt says `hello`\n"
+    fix = call(
+        "str_replace_based_edit_tool", command="str_replace", path="notes/hello.txt", old_str="helo", new_str="hello"
+    )
+    plan = call("plan", steps=[{"do": "fix the typo", "done_when": "the file says hello"}], impact=["notes/hello.txt"])
+    run = run_local(
+        tmp_path,
+        [turn("p", plan), turn("fix", fix), turn("d", call("finish", summary="Fixed."))],
+        files=files,
+        issue=issue,
+    )
+    assert run.result.contract.checks == [] and any("`unverified` at best" in m for m in run.result.contract.missing)
+    assert run.result.outcome == "unverified" and "no check could verify the change" in run.result.reason
