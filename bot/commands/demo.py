@@ -57,7 +57,7 @@ def demo_main(args: argparse.Namespace) -> int:
             repo,
             root / "out",
             settings=settings,
-            model=model,
+            model=lambda _choice: model,
             model_name=None,
             sandbox_kind=settings.sandbox,
             label="replay",

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 from functools import cache
 from importlib import resources
 
 from pydantic import BaseModel
 
 from bot.model.base import Usage
+
+log = logging.getLogger(__name__)
 
 
 class Price(BaseModel):
@@ -44,3 +47,17 @@ def cost_usd(model: str, usage: Usage) -> float | None:
         + usage.cache_write_tokens * price.cache_write
         + usage.cache_read_tokens * price.cache_read
     ) / 1_000_000
+
+
+class Pricer:
+    """A backend's costs: from the table, or None with one warning per model missing there (never a refusal)."""
+
+    def __init__(self) -> None:
+        self._unpriced: set[str] = set()
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        cost = cost_usd(model, usage)
+        if cost is None and model not in self._unpriced:
+            self._unpriced.add(model)
+            log.warning("model %r is not in bot/model/prices.json: its cost is reported as null; add it there", model)
+        return cost
