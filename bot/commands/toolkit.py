@@ -48,7 +48,8 @@ def open_backend(provider: str, settings: Settings, *, spec: str, role: str) -> 
 
 def open_models(choice: ModelChoice, settings: Settings) -> Model:
     """A backend for each provider the chosen models name (opened once each), routed by the spec's prefix."""
-    roles = {choice.small: "small", choice.name: "main"}  # one spec for both is named the main model
+    roles = {choice.name: "main"}
+    roles.setdefault(choice.small, "small")
     backends: dict[str, Model] = {}
     for spec, role in roles.items():
         provider = parse_spec(spec).provider
