@@ -55,6 +55,30 @@ class Settings(BaseSettings):
     """The Ollama server's OpenAI-compatible root (models named `ollama:...`; no key)."""
     vllm_base_url: str = "http://127.0.0.1:8000/v1"
     """The vLLM server's OpenAI-compatible root (models named `vllm:...`; no key)."""
+    aws_region: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_AWS_REGION", "AWS_REGION", "AWS_DEFAULT_REGION")
+    )
+    """Bedrock's region (models named `bedrock:...`; credentials come from boto3's usual chain)."""
+    aws_bearer_token_bedrock: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_AWS_BEARER_TOKEN_BEDROCK", "AWS_BEARER_TOKEN_BEDROCK")
+    )
+    """A Bedrock API key, instead of signing with AWS credentials."""
+    bedrock_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_BEDROCK_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL")
+    )
+    """Override of Bedrock's runtime endpoint (a VPC endpoint, tests)."""
+    vertex_region: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_VERTEX_REGION", "CLOUD_ML_REGION")
+    )
+    """Vertex AI's region (models named `vertex:...`; credentials are Application Default Credentials)."""
+    vertex_project_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_VERTEX_PROJECT_ID", "ANTHROPIC_VERTEX_PROJECT_ID")
+    )
+    """The Google Cloud project; the credentials' own project when unset."""
+    vertex_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL")
+    )
+    """Override of Vertex AI's endpoint (Private Service Connect, tests)."""
     model: str = "claude-sonnet-5-5"
     """Default model for the execution loop; `.github/ai-fix.yml` `model.name` overrides it."""
     small_model: str = "claude-haiku-4-5"
@@ -98,7 +122,7 @@ class Settings(BaseSettings):
         return [v for v in values if v]
 
 
-VARIABLE_PREFIXES = ("AIFIX_", "ANTHROPIC_", "OPENAI_")
+VARIABLE_PREFIXES = ("AIFIX_", "ANTHROPIC_", "OPENAI_", "AWS_", "CLOUD_ML_")
 """An error's location that is already a variable's name (an alias) is not prefixed again."""
 
 _FIXES = {

@@ -11,6 +11,7 @@ from bot.job.pipeline import DeliveryPipeline
 from bot.loop.session import ModelOpener, Toolkit
 from bot.model.anthropic_backend import AnthropicModel
 from bot.model.base import Model
+from bot.model.clouds import bedrock_model, vertex_model
 from bot.model.openai_backend import OpenAIModel
 from bot.model.providers import RoutedModel, parse_spec
 from bot.model.replay import ReplayModel
@@ -41,6 +42,17 @@ def open_backend(provider: str, settings: Settings, *, spec: str, role: str) -> 
         if settings.openai_api_key is None:
             raise _missing_key("AIFIX_OPENAI_API_KEY and OPENAI_API_KEY", "OpenAI", spec, role)
         return OpenAIModel.from_settings(settings.openai_api_key.get_secret_value(), settings.openai_base_url)
+    if provider == "bedrock":
+        token = settings.aws_bearer_token_bedrock
+        return bedrock_model(
+            region=settings.aws_region,
+            base_url=settings.bedrock_base_url,
+            api_key=token.get_secret_value() if token else None,
+        )
+    if provider == "vertex":
+        return vertex_model(
+            region=settings.vertex_region, project_id=settings.vertex_project_id, base_url=settings.vertex_base_url
+        )
     # Self-hosted servers: no key, and the older `max_tokens` field they all read.
     base_url = {"ollama": settings.ollama_base_url, "vllm": settings.vllm_base_url}[provider]
     return OpenAIModel.from_settings(NO_KEY, base_url, max_tokens_field="max_tokens")

@@ -26,9 +26,13 @@ MESSAGES_API = Api(
 class AnthropicModel:
     """`Model` over the Messages API."""
 
-    def __init__(self, client: anthropic.Anthropic, *, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self, client: anthropic.Anthropic, *, retry: RetryPolicy | None = None, api: Api = MESSAGES_API
+    ) -> None:
         self.client = client
+        """The SDK's client: `anthropic.Anthropic`, or its Bedrock and Vertex AI clients (`bot.model.clouds`)."""
         self.retry = retry or RetryPolicy()
+        self.api = api
         self.pricer = Pricer()
 
     @classmethod
@@ -41,7 +45,7 @@ class AnthropicModel:
     def complete(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)
         started = time.monotonic()
-        message, retries = with_retries(lambda: self.client.messages.create(**params), MESSAGES_API, self.retry)
+        message, retries = with_retries(lambda: self.client.messages.create(**params), self.api, self.retry)
         return self._response(request.model, message, retries, time.monotonic() - started)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:

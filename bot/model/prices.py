@@ -30,7 +30,13 @@ def price_table() -> dict[str, Price]:
 
 
 def price_for(model: str) -> Price | None:
-    """The longest table key that prefixes the id, so `claude-sonnet-4-5-20250929` prices as its family."""
+    """The longest table key that prefixes the id, so `claude-sonnet-4-5-20250929` prices as its family.
+
+    Cloud ids name their family too: Bedrock's `us.anthropic.claude-sonnet-4-5-20250929-v1:0` and
+    Vertex AI's `claude-sonnet-4-5@20250929` price as `claude-sonnet-4-5` (list prices; a region's
+    surcharge is not modelled).
+    """
+    model = model.rpartition("anthropic.")[2].replace("@", "-")
     table = price_table()
     keys = [k for k in table if model == k or model.startswith(k + "-")]
     return table[max(keys, key=len)] if keys else None

@@ -1,8 +1,8 @@
 """Which provider serves a model: the one rule is the model spec's prefix, `PROVIDER:MODEL`.
 
 A spec without a known prefix is an Anthropic model id (`claude-sonnet-4-5`), as before providers
-existed; `openai:gpt-5.4`, `ollama:qwen3:8b` (the rest may hold colons) and `vllm:NAME` name the
-others. `RoutedModel` sends each request to its spec's backend, so `model.small` may live on another
+existed; `openai:gpt-5.4`, `ollama:qwen3:8b` (the rest may hold colons), `vllm:NAME`,
+`bedrock:us.anthropic.claude-...-v1:0` and `vertex:claude-...@DATE` name the others. `RoutedModel` sends each request to its spec's backend, so `model.small` may live on another
 provider than `model.name`.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from bot.errors import ConfigError, ModelError
 from bot.model.base import Model, ModelRequest, ModelResponse
 
-PROVIDERS = ("anthropic", "openai", "ollama", "vllm")
+PROVIDERS = ("anthropic", "openai", "ollama", "vllm", "bedrock", "vertex")
 DEFAULT_PROVIDER = "anthropic"
 
 

@@ -65,7 +65,7 @@ class ChatRequest(_Strict):
 
 
 class FakeChatAPI(FakeModelAPI):
-    path = "/v1/chat/completions"
+    routes = ("/v1/chat/completions",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

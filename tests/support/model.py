@@ -1,9 +1,11 @@
 """Fake model APIs: real starlette apps on loopback, answering from a ScriptedModel.
 
-`FakeModelAPI` is what every fake shares: it records each request's raw body and headers (for canary
-checks), can fail the next calls with chosen statuses (for retry tests) and turns the scripted answer
-into a response. `FakeMessagesAPI` speaks Anthropic's Messages API; the Chat Completions fake lives in
-`tests.support.chat_api`. The real SDK clients are pointed at them with `base_url=`.
+`FakeModelAPI` is what every fake shares: it records each request's path, raw body and headers (for
+canary checks), can fail the next calls with chosen statuses (for retry tests) and turns the scripted
+answer into a response. `FakeMessagesAPI` speaks Anthropic's Messages API, also as Amazon Bedrock and
+Google Vertex AI serve it (the model in the path, `anthropic_version` in the body); the Chat
+Completions fake lives in `tests.support.chat_api`. The real SDK clients are pointed at them with
+`base_url=`.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from tests.support.server import serve
 class FakeModelAPI:
     """A scripted model behind an HTTP API; subclasses translate requests and answers."""
 
-    path = ""
-    """The one POST route the API answers."""
+    routes: tuple[str, ...] = ()
+    """The POST routes the API answers (path parameters join the body)."""
 
     def __init__(self, scripted: ScriptedModel) -> None:
         self.scripted = scripted
@@ -38,20 +40,23 @@ class FakeModelAPI:
         """Raw request bodies, as received."""
         self.headers: list[dict[str, str]] = []
         """Each request's headers, in the same order."""
+        self.paths: list[str] = []
+        """Each request's path, in the same order."""
         self.failures: list[tuple[int, dict[str, str]]] = []
         """Statuses (with headers) to answer the next calls with, before any scripted turn."""
-        self.app = Starlette(routes=[Route(self.path, self.endpoint, methods=["POST"])])
+        self.app = Starlette(routes=[Route(r, self.endpoint, methods=["POST"]) for r in self.routes])
 
     async def endpoint(self, request: Request) -> JSONResponse:
         raw = (await request.body()).decode()
         self.bodies.append(raw)
         self.headers.append(dict(request.headers))
+        self.paths.append(request.url.path)
         if (problem := self.check(raw)) is not None:
             return JSONResponse(self.error(400, problem), status_code=400)
         if self.failures:
             status, headers = self.failures.pop(0)
             return JSONResponse(self.error(status, "injected"), status_code=status, headers=headers)
-        body = json.loads(raw)
+        body = {**request.path_params, **json.loads(raw)}
         try:
             reply = self.scripted.complete(self.model_request(body))
         except ModelError as exc:  # the script ran out: tell the client as the API would
@@ -73,7 +78,20 @@ class FakeModelAPI:
 
 
 class FakeMessagesAPI(FakeModelAPI):
-    path = "/v1/messages"
+    routes = (
+        "/v1/messages",
+        "/model/{model}/invoke",  # Bedrock
+        "/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict",  # Vertex AI
+    )
+    CLOUDS = ("/model/", "/projects/")
+    """Bedrock's and Vertex AI's paths."""
+
+    def check(self, raw: str) -> str | None:
+        """The clouds take the model from the path and the API version from the body."""
+        body, path = json.loads(raw), self.paths[-1]
+        if path.startswith(self.CLOUDS) and ("model" in body or not body.get("anthropic_version")):
+            return f"{path}: the body must carry anthropic_version and no model"
+        return None
 
     def model_request(self, body: dict[str, Any]) -> ModelRequest:
         system = body.get("system", "")
