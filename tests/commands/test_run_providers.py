@@ -11,6 +11,7 @@ import pytest
 
 from bot.commands.demo import make_repo
 from bot.commands.main import main
+from bot.loop.loop import NO_TOOL_CALL
 from bot.model.prices import price_for
 from bot.model.scripted import ScriptedModel, call, turn
 from tests.support.chat_api import serve_chat_api
@@ -58,8 +59,8 @@ def read(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def assert_the_malformed_call_was_answered(trace: list[dict[str, Any]], bodies: list[str]) -> None:
-    [bad] = [a for r in trace if r["kind"] == "step" for a in r["actions"] if a["decision"] == "malformed"]
-    assert bad["tool"] == "str_replace_based_edit_tool"
+    actions = [a for r in trace if r["kind"] == "step" for a in r["actions"]]
+    [bad] = [a for a in actions if a["decision"] == "malformed" and a["tool"] == "str_replace_based_edit_tool"]
     assert bad["observation"]["text"].startswith(
         "malformed call to str_replace_based_edit_tool: its arguments are not valid JSON"
     )
@@ -124,7 +125,8 @@ def test_an_ollama_model_fixes_the_sample_with_no_key_at_all(
 ) -> None:
     monkeypatch.delenv("AIFIX_ANTHROPIC_API_KEY")  # no vendor key is needed; OPENAI_API_KEY stays set, unused
     repo = repo_with(env, "ollama:qwen3-coder:30b", small="ollama:qwen3-coder:30b")
-    with serve_chat_api(ScriptedModel(list(SCRIPT))) as (chat, chat_url):
+    chatty = [SCRIPT[0], turn("The bug must be in add(), I am sure."), *SCRIPT[1:]]  # an answer with no tool call
+    with serve_chat_api(ScriptedModel(chatty)) as (chat, chat_url):
         monkeypatch.setenv("AIFIX_OLLAMA_BASE_URL", chat_url)
         code = main(
             ["run", "--repo", str(repo), "--task", TASK, "--model", "ollama:qwen3-coder:30b", "--out", str(env / "out")]
@@ -136,7 +138,9 @@ def test_an_ollama_model_fixes_the_sample_with_no_key_at_all(
     sent = [json.loads(b) for b in chat.bodies]
     assert {b["model"] for b in sent} == {"qwen3-coder:30b"}
     assert all(b["max_tokens"] == 4096 and "max_completion_tokens" not in b for b in sent)
-    assert_the_malformed_call_was_answered(trace, chat.bodies)
+    no_call = next(a for r in trace if r["kind"] == "step" for a in r["actions"] if a["tool"] == "")
+    assert (no_call["decision"], no_call["observation"]["text"]) == ("malformed", NO_TOOL_CALL)
+    assert_the_malformed_call_was_answered(trace, [chat.bodies[0], *chat.bodies[2:]])
     # Not in the price table: the cost is unknown, never refused.
     assert evidence["cost"]["usd"] is None and "cost unknown" in printed
     assert evidence["cost"]["cache_read_tokens"] > 0
