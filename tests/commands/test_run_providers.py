@@ -118,6 +118,8 @@ def test_an_openai_model_fixes_the_sample_with_the_sdks_own_variables(
     assert cost["usd"] == pytest.approx(expected, abs=1e-6)
     assert chat.violations == []
     assert_nothing_secret_was_sent(chat.bodies, chat.headers, allowed=CANARIES["OPENAI_API_KEY"])
+    for name in ("trace.jsonl", "pr.md", "evidence.json"):
+        assert not any(c in (env / "out" / name).read_text() for c in [*CANARIES.values(), REPO_CANARY]), name
 
 
 def test_an_ollama_model_fixes_the_sample_with_no_key_at_all(
