@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from bot.context.provider import RepoContext, repo_tag_cache
 from bot.contract.models import SandboxConfig
 from bot.errors import ConfigError
@@ -32,22 +34,25 @@ def _missing_key(variables: str, vendor: str, spec: str, role: str) -> ConfigErr
     )
 
 
+def secret(value: SecretStr | None) -> str:
+    return value.get_secret_value() if value is not None else ""
+
+
 def open_backend(provider: str, settings: Settings, *, spec: str, role: str) -> Model:
     """One provider's client, configured from the settings; ConfigError naming both key variables when one is needed."""
     if provider == "anthropic":
-        if settings.anthropic_api_key is None:
+        if not (key := secret(settings.anthropic_api_key)):
             raise _missing_key("AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY", "Anthropic", spec, role)
-        return AnthropicModel.from_settings(settings.anthropic_api_key.get_secret_value(), settings.anthropic_base_url)
+        return AnthropicModel.from_settings(key, settings.anthropic_base_url)
     if provider == "openai":
-        if settings.openai_api_key is None:
+        if not (key := secret(settings.openai_api_key)):
             raise _missing_key("AIFIX_OPENAI_API_KEY and OPENAI_API_KEY", "OpenAI", spec, role)
-        return OpenAIModel.from_settings(settings.openai_api_key.get_secret_value(), settings.openai_base_url)
+        return OpenAIModel.from_settings(key, settings.openai_base_url)
     if provider == "bedrock":
-        token = settings.aws_bearer_token_bedrock
         return bedrock_model(
             region=settings.aws_region,
             base_url=settings.bedrock_base_url,
-            api_key=token.get_secret_value() if token else None,
+            api_key=secret(settings.aws_bearer_token_bedrock) or None,
         )
     if provider == "vertex":
         return vertex_model(
