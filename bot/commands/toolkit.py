@@ -13,8 +13,6 @@ from bot.job.pipeline import DeliveryPipeline
 from bot.loop.session import ModelOpener, Toolkit
 from bot.model.anthropic_backend import AnthropicModel
 from bot.model.base import Model
-from bot.model.clouds import bedrock_model, vertex_model
-from bot.model.openai_backend import OpenAIModel
 from bot.model.providers import RoutedModel, parse_spec
 from bot.model.replay import ReplayModel
 from bot.model.routing import ModelChoice
@@ -39,11 +37,18 @@ def secret(value: SecretStr | None) -> str:
 
 
 def open_backend(provider: str, settings: Settings, *, spec: str, role: str) -> Model:
-    """One provider's client, configured from the settings; ConfigError naming both key variables when one is needed."""
+    """One provider's client, configured from the settings; ConfigError naming both key variables when one is needed.
+
+    The other providers' modules are imported only when a run names them: importing the `openai` SDK
+    costs about a second of CPU, which every start of `ai-fix serve` would otherwise pay.
+    """
     if provider == "anthropic":
         if not (key := secret(settings.anthropic_api_key)):
             raise _missing_key("AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY", "Anthropic", spec, role)
         return AnthropicModel.from_settings(key, settings.anthropic_base_url)
+    from bot.model.clouds import bedrock_model, vertex_model
+    from bot.model.openai_backend import OpenAIModel
+
     if provider == "openai":
         if not (key := secret(settings.openai_api_key)):
             raise _missing_key("AIFIX_OPENAI_API_KEY and OPENAI_API_KEY", "OpenAI", spec, role)
