@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from bot.commands.toolkit import model_override, open_model, toolkit
+from bot.commands.toolkit import model_opener, model_override, toolkit
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles, read_issue_file
 from bot.contract.models import TaskContract
@@ -22,9 +22,9 @@ from bot.loop.preflight import clarification_reason
 from bot.loop.records import EndRecord
 from bot.loop.report import PHASE_WORDS, Phase
 from bot.loop.result import RunResult
-from bot.loop.session import run_session
+from bot.loop.session import ModelOpener, run_session
 from bot.loop.trace import Trace
-from bot.model.base import Model
+from bot.model.routing import choose_model
 from bot.redact import redact
 from bot.secrets import held_secrets
 from bot.settings import Settings, load_settings
@@ -79,7 +79,7 @@ def execute(
     out: Path,
     *,
     settings: Settings,
-    model: Model,
+    model: ModelOpener,
     model_name: str | None,
     sandbox_kind: str,
     stream: TextIO | None = None,
@@ -107,6 +107,8 @@ def execute(
         write_outputs(result, out, secrets)
         say(f"done: {result.outcome}: {result.reason}")
         return result
+    # Opened before any branch is made: a missing key or a bad model spec stops the run here.
+    opened = model(choose_model(contract, settings.model, settings.small_model, override=model_name))
     # A directory of its own per run: runs at once never collide, and one killed midway leaves
     # nothing in the way of the next. It is removed afterwards; the branch stays in the repository.
     jobs = settings.work_dir / "local"
@@ -120,7 +122,7 @@ def execute(
             result = run_session(
                 contract,
                 workspace,
-                toolkit(settings, model=lambda: model, sandbox=sandbox_kind),
+                toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind),
                 repo=str(repo),
                 secrets=secrets,
                 trace_path=out / "trace.jsonl",
@@ -143,13 +145,12 @@ def run_main(args: argparse.Namespace) -> int:
     repo = Path(args.repo).resolve()
     markdown = task_markdown(args)
     out = Path(args.out) if args.out else settings.work_dir / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    model = open_model(args.model, settings)
     result = execute(
         markdown,
         repo,
         out,
         settings=settings,
-        model=model,
+        model=model_opener(args.model, settings),
         model_name=model_override(args.model),
         sandbox_kind=args.sandbox or settings.sandbox,
     )

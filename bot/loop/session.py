@@ -1,6 +1,6 @@
 """One run of the loop on a prepared workspace: the sandbox opened, the checks bound to it, context and model.
 
-A `Toolkit` says how to get each part; the composition root (`bot.commands.services.toolkit`)
+A `Toolkit` says how to get each part; the composition root (`bot.commands.toolkit.toolkit`)
 builds it once from the settings, and both `ai-fix run` and the GitHub job run through here.
 """
 
@@ -19,14 +19,16 @@ from bot.loop.report import Reporter
 from bot.loop.result import RunResult
 from bot.loop.trace import Trace
 from bot.model.base import Model
-from bot.model.routing import choose_model
+from bot.model.routing import ModelChoice, choose_model
 from bot.sandbox.base import Sandbox
+
+ModelOpener = Callable[[ModelChoice], Model]
+"""The backends for the chosen models (each provider they name), or a replay of a recorded session."""
 
 
 @dataclass(frozen=True)
 class Toolkit:
-    open_model: Callable[[], Model]
-    """The model backend (the Anthropic API, or a replay of a recorded session)."""
+    open_model: ModelOpener
     open_sandbox: Callable[[Path, SandboxConfig], Sandbox]
     """A started sandbox over a working tree, with the contract's limits; the caller closes it."""
     open_context: Callable[[Path, str], ContextProvider]
@@ -50,7 +52,7 @@ def run_session(
 ) -> RunResult:
     """Run the loop once; the trace is written as it goes and the sandbox is closed however it ends."""
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
-    model = kit.open_model()
+    model = kit.open_model(choice)
     sandbox = kit.open_sandbox(workspace.path, contract.sandbox)
     reporter.say(f"sandbox: {sandbox.name}")
     try:

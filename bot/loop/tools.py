@@ -75,6 +75,11 @@ def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: St
         return rejected(
             state, record, call, "malformed", f"unknown tool {call.name!r}; the tools are: {', '.join(TOOL_INPUTS)}"
         )
+    if call.error:
+        text = (
+            f"malformed call to {call.name}: {call.error}; send its arguments as one JSON object that fits its schema"
+        )
+        return rejected(state, record, call, "malformed", text)
     try:
         args = schema.model_validate(call.input)
     except ValidationError as exc:

@@ -240,12 +240,13 @@ def test_environment_error_hands_off_without_model_turns(tmp_path: Path) -> None
 def test_replay_of_a_recorded_trace_reproduces_the_diff(tmp_path: Path) -> None:
     first = run_local(tmp_path / "live", DEMO_SCRIPT)
     repo = make_repo(tmp_path / "again", sample_files(**{".github/ai-fix.yml": config()}))
+    replay = ReplayModel.from_trace(first.out / "trace.jsonl")
     replayed = execute(
         sample_issue(),
         repo,
         tmp_path / "out2",
         settings=load_settings(work_dir=tmp_path / "work2"),
-        model=ReplayModel.from_trace(first.out / "trace.jsonl"),
+        model=lambda _choice: replay,
         model_name=None,
         sandbox_kind="bwrap",
     )

@@ -67,7 +67,13 @@ def sample_issue() -> str:
     return sample()[1]
 
 
-def config(check: str = "python3 -m unittest discover -s tests -t . -v", **budget: int) -> str:
+def config(
+    check: str = "python3 -m unittest discover -s tests -t . -v",
+    *,
+    model: str = MODEL,
+    small: str = MODEL,
+    **budget: int,
+) -> str:
     limits = {
         "max_steps": 10,
         "max_cost_usd": 1,
@@ -88,7 +94,7 @@ def config(check: str = "python3 -m unittest discover -s tests -t . -v", **budge
         "budget:",
     ]
     lines += [f"  {k}: {v}" for k, v in limits.items()]
-    lines += ["model:", f"  name: {MODEL}", f"  small: {MODEL}"]
+    lines += ["model:", f"  name: {model}", f"  small: {small}"]
     return "\n".join(lines) + "\n"
 
 
@@ -125,7 +131,7 @@ def run_local(
             repo,
             out,
             settings=load_settings(work_dir=tmp_path / "work", **(settings or {})),
-            model=anthropic_model(url),
+            model=lambda _choice: anthropic_model(url),
             model_name=None,
             sandbox_kind="bwrap",
             stream=stream,
