@@ -15,7 +15,8 @@ from bot.queue.worker import WorkerPool
 def serve_main(args: argparse.Namespace) -> int:
     s = build_services()
     pool = WorkerPool(s.store, s.github, s.pipeline, s.settings)
-    app = create_app(s.settings, store=s.store, services=[pool])
+    # Once at start: which PRs are ai-fix's is decided on every delivery, from the author GitHub names.
+    app = create_app(s.settings, store=s.store, bot_login=s.github.bot_login(), services=[pool])
     # uvicorn drains on SIGTERM/SIGINT (lifespan shutdown stops the workers), then re-raises the signal
     # under the handlers found at start: with these, a drained server (or one still starting) exits 0.
     for sig in (signal.SIGTERM, signal.SIGINT):

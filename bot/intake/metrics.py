@@ -1,4 +1,4 @@
-"""Prometheus text for /metrics: deliveries by event and outcome, jobs by state, acknowledgement latency."""
+"""Prometheus text for /metrics: deliveries by event and outcome, quarantined ones, jobs by state, acknowledgement latency."""
 
 from __future__ import annotations
 
@@ -43,13 +43,18 @@ class Metrics:
         self._sum += seconds
         self._count += 1
 
-    def render(self, jobs: dict[tuple[str, str], int]) -> str:
+    def render(self, jobs: dict[tuple[str, str], int], quarantined: int) -> str:
         lines = [
             "# HELP aifix_deliveries_total Webhook deliveries by event and outcome.",
             "# TYPE aifix_deliveries_total counter",
         ]
         for (event, outcome), n in sorted(self.deliveries.items()):
             lines.append(f'aifix_deliveries_total{{event="{_label(event)}",outcome="{_label(outcome)}"}} {n}')
+        lines += [
+            "# HELP aifix_deliveries_quarantined Stored deliveries whose meaning failed to apply repeatedly, set aside.",
+            "# TYPE aifix_deliveries_quarantined gauge",
+            f"aifix_deliveries_quarantined {quarantined}",
+        ]
         lines += ["# HELP aifix_jobs Jobs in the store by kind and status.", "# TYPE aifix_jobs gauge"]
         for (kind, status), n in sorted(jobs.items()):
             lines.append(f'aifix_jobs{{kind="{_label(kind)}",status="{_label(status)}"}} {n}')

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from bot.errors import StoreUnavailable
 from bot.intake.apply import Ack, Incoming, apply_batch, process_pending
+from bot.queue.health import check_write
 from bot.queue.store import Store
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,11 @@ class IntakeWriter:
             if self._wal is not None:
                 os.close(self._wal[0])
                 self._wal = None
+
+    def check_write(self) -> None:
+        """Commit a health write between this process's own transactions (blocking; StoreUnavailable if it fails)."""
+        with self._write_lock:
+            check_write(self.store)
 
     async def submit(self, item: Incoming) -> Ack:
         """Store the delivery; returns once it is committed and fsynced. StoreUnavailable if it could not be."""

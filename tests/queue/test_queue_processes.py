@@ -56,7 +56,12 @@ def enqueue(store: Store, *numbers: int) -> list[int]:
         payload = labeled(n)
         event = Event("issues", f"d-{n}", payload)
         items.append(
-            Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), time.time())
+            Incoming(
+                event,
+                json.dumps(payload).encode(),
+                decide(event, trigger_label="ai-fix", bot_login="ai-fix[bot]"),
+                time.time(),
+            )
         )
     return [ack.job_id for ack in apply_batch(store, items)]
 
@@ -124,6 +129,7 @@ def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_u
     job = store.get_job(job_id)
     assert job.status == "queued" and job.attempts == 0, stderr
     assert job.events[-1].event == "released" and job.state["step"] >= 1
+    assert len(fake_github.calls_to("apps/get-authenticated")) == 1  # its bot user, read once at start
     store.close()
 
 
