@@ -128,7 +128,7 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", a
 
 
 def wait_for_port(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[bytes]:
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
@@ -136,7 +136,7 @@ def wait_for_port(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[
         except OSError:
             time.sleep(0.05)
     proc.kill()
-    raise SystemExit("the server did not start within 20 s")
+    raise SystemExit("the server did not start within 60 s")
 
 
 class _GitHubApp(BaseHTTPRequestHandler):

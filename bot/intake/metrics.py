@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import gc
 from collections import Counter
 
 BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -69,4 +70,15 @@ class Metrics:
         lines.append(f'aifix_ack_seconds_bucket{{le="+Inf"}} {self._count}')
         lines.append(f"aifix_ack_seconds_sum {self._sum}")
         lines.append(f"aifix_ack_seconds_count {self._count}")
+        lines += [
+            "# HELP aifix_gc_collections_total CPython garbage collections by generation (2: full, which pause every request).",
+            "# TYPE aifix_gc_collections_total counter",
+        ]
+        for generation, stats in enumerate(gc.get_stats()):
+            lines.append(f'aifix_gc_collections_total{{generation="{generation}"}} {stats["collections"]}')
+        lines += [
+            "# HELP aifix_gc_frozen_objects Objects of the start-up heap moved out of the collector's reach (gc.freeze).",
+            "# TYPE aifix_gc_frozen_objects gauge",
+            f"aifix_gc_frozen_objects {gc.get_freeze_count()}",
+        ]
         return "\n".join(lines) + "\n"

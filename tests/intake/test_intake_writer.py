@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,21 @@ def test_a_store_failure_counts_against_no_delivery(store):
     with store.transaction() as conn:
         conn.execute("ALTER TABLE triggers_gone RENAME TO triggers")
     assert process_pending(store, 64) == 2 and count(store, "SELECT COUNT(*) FROM jobs") == 2
+
+
+def test_an_answered_batch_is_not_kept_alive_until_its_timeout(store):
+    """Under load, answers kept for the 10 s of the fsync timeout were what the collector kept walking."""
+
+    async def answered_then_released(writer: IntakeWriter) -> int:
+        acks = await asyncio.gather(*(writer.submit(incoming(n, f"delivery-{n}")) for n in range(1, 21)))
+        refs = [weakref.ref(ack) for ack in acks]
+        del acks
+        await asyncio.sleep(0.1)
+        return sum(ref() is not None for ref in refs)
+
+    writer = IntakeWriter(store)
+    writer.start()
+    try:
+        assert asyncio.run(answered_then_released(writer)) == 0
+    finally:
+        writer.stop()
