@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
 from bot.markers import PR_KIND, find_marker
-from bot.queue.models import GitHubId, IssueNumber, IssueText, Login, RepoName, Trigger
+from bot.queue.models import GitHubId, IssueText, Login, RepoName, Trigger
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class LabelRemoved(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True)
 
     repo: RepoName
-    number: IssueNumber
+    number: GitHubId
     installation_id: GitHubId
     sender: Login
     label: str

@@ -35,10 +35,16 @@ def migrate(conn: sqlite3.Connection) -> None:
         conn.execute(index)
 
 
-def connect(path: Path, synchronous: str, busy_timeout: float) -> sqlite3.Connection:
-    """A connection in WAL mode (autocommit: transactions are explicit); StoreUnavailable if it cannot be opened."""
+def connect(path: Path, synchronous: str, busy_timeout: float, *, create: bool) -> sqlite3.Connection:
+    """A connection in WAL mode (autocommit: transactions are explicit); StoreUnavailable if it cannot be opened.
+
+    Unless `create`, the file must exist: a store whose file was moved away must not leave an empty one behind.
+    """
+    target = str(path) if create else f"{path.absolute().as_uri()}?mode=rw"
     try:
-        conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            target, timeout=busy_timeout, isolation_level=None, check_same_thread=False, uri=not create
+        )
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
         # After a checkpoint lets the WAL restart, truncate it back to this size.

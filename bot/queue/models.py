@@ -25,9 +25,8 @@ MAX_DELIVERY_FAILURES = 3
 """A stored delivery whose meaning failed to apply this many times is quarantined: kept with its error, not tried again."""
 
 GitHubId = Annotated[int, Field(ge=1, le=2**63 - 1)]
-"""An installation, comment or review id: positive and within the 64-bit integers SQLite and PostgreSQL store."""
-IssueNumber = Annotated[int, Field(ge=1, le=2**31 - 1)]
-"""An issue or pull request number: GitHub's GraphQL API declares them `Int` (32-bit)."""
+"""An issue or PR number, an installation, comment or review id: positive, and within the 64-bit integers
+SQLite and PostgreSQL (BIGINT) store; GitHub's own are far below that, so a payload beyond it is forged or broken."""
 RepoName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")]
 """`owner/name` as GitHub spells them: nothing else reaches the store or a git URL."""
 Login = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{0,100}(\[bot\])?$")]
@@ -56,7 +55,7 @@ class Trigger(BaseModel):
     kind: TriggerKind
     repo: RepoName
     """"owner/name"."""
-    number: IssueNumber
+    number: GitHubId
     """The issue or pull request the trigger is about."""
     installation_id: GitHubId
     sender: Login

@@ -57,7 +57,8 @@ class Store:
     def connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path, self.synchronous, self.busy_timeout)
+            self.check_file()
+            conn = connect(self.path, self.synchronous, self.busy_timeout, create=self._identity is None)
             with self._lock:
                 self._identity = self._identity or file_identity(self.path)
                 self._all.append(conn)

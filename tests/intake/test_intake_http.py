@@ -258,6 +258,19 @@ def test_unhealthy_once_the_database_file_is_moved_away_and_nothing_goes_into_th
     assert deliver(svc.client, "issues", labeled(2)).status_code == 503
     with pytest.raises(StoreUnavailable, match="not the file this process opened"):
         svc.store.cancel_target("Codertocat/Hello-World", 1, "a worker's write")
+    errors: list[Exception] = []
+
+    def first_read_of_a_new_thread() -> None:
+        try:
+            svc.store.list_jobs()
+        except StoreUnavailable as exc:
+            errors.append(exc)
+
+    fresh = threading.Thread(target=first_read_of_a_new_thread)
+    fresh.start()
+    fresh.join()
+    assert "is not the file this process opened" in str(errors[0])
+    assert list(db_dir.iterdir()) == []  # no empty database was left where the file was
     orphan = Store(moved / "ai-fix.db")
     assert [(j.number, j.status) for j in orphan.list_jobs()] == [(1, "queued")]
     orphan.close()
