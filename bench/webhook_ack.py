@@ -174,6 +174,7 @@ def start_server(db: Path, port: int, synchronous: str, github_url: str) -> subp
         "AIFIX_DATABASE_URL": f"sqlite:///{db}?synchronous={synchronous}",
         "AIFIX_WORKERS": "0",
         "AIFIX_GITHUB_API_URL": github_url,
+        "AIFIX_ANTHROPIC_API_KEY": "not-used-by-the-intake",  # `serve` checks the model's key at start
     }
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "ai-fix"), "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
