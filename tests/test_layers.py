@@ -18,6 +18,7 @@ FLOORS: list[set[str]] = [
     {"loop"},
     {"delivery"},
     {"job"},
+    {"viewer"},
     {"intake"},
     {"commands"},
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +19,9 @@ from bot.queue.pipeline import Pipeline
 from bot.sandbox.base import Sandbox
 from bot.sandbox.select import open_sandbox
 from bot.settings import Settings
+from bot.viewer.links import run_url
+
+log = logging.getLogger(__name__)
 
 
 def open_model(spec: str | None, settings: Settings) -> Model:
@@ -57,6 +62,21 @@ def toolkit(settings: Settings, *, model: Callable[[], Model], sandbox: str | No
     )
 
 
+def run_links(settings: Settings) -> Callable[[int], str] | None:
+    """Job id → a signed link to its run-viewer page valid AIFIX_VIEWER_LINK_DAYS; None unless both settings are set."""
+    public, secret = settings.public_url, settings.viewer_secret
+    if not public or secret is None:
+        if public or secret is not None:
+            log.warning("run viewer links are off: set both AIFIX_PUBLIC_URL and AIFIX_VIEWER_SECRET")
+        return None
+    key, ttl = secret.get_secret_value(), settings.viewer_link_days * 86_400
+
+    def link(job_id: int) -> str:
+        return run_url(public, key, job_id, expires=int(time.time()) + ttl)
+
+    return link
+
+
 def delivery_pipeline(settings: Settings) -> Pipeline:
     """The default AIFIX_PIPELINE: contract → loop → pull request, with the model opened afresh for each job."""
-    return DeliveryPipeline(toolkit(settings, model=lambda: open_model(None, settings)))
+    return DeliveryPipeline(toolkit(settings, model=lambda: open_model(None, settings)), run_link=run_links(settings))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.delivery.links import run_link
 from bot.delivery.models import PHASES, Phase, Progress
 from bot.delivery.render import OUTCOME_WORDS
 from bot.markdown import inert_line
@@ -37,6 +38,8 @@ def render_progress(progress: Progress) -> str:
             lines.append(f"- [ ] {words}")
     if progress.pr_url:
         lines += ["", f"Pull request: {progress.pr_url}"]
+    if progress.run_url:
+        lines += ["", run_link(progress.run_url)]
     if progress.outcome:
         lines += ["", OUTCOME_WORDS[progress.outcome], "", f"Why: {inert_line(progress.reason)}"]
     return "\n".join(lines) + "\n"

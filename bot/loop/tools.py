@@ -146,7 +146,7 @@ def do_run_checks(
         return Observation(ok=False, text=f"no such check: {', '.join(unknown)}; the contract's checks are: {names}")
     run = action.checks = run_checks(h, state, args.names, record)
     action.expectation = expectation_met(args.expect, run) if args.expect else None
-    note = steer(h, state, run, action.expectation)
+    note = steer(h, state, run, action)
     text = render_run(run)
     if e := action.expectation:
         text += f"\nexpected: {e.expect} — {'met' if e.met else 'NOT met'} ({e.actual})"
@@ -167,6 +167,6 @@ def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionReco
         action.observation = Observation(ok=True, text="verified: every contract check passes")
         raise Accepted(f"all {len(run.results)} contract checks pass and the change stays within scope and limits")
     problems = [f"{r.name} {r.status}" for r in run.failing()] + [v.reason for v in violations]
-    note = steer(h, state, run, None)
+    note = steer(h, state, run, action)
     text = "finish refused: " + "; ".join(problems) + "\n" + render_run(run) + note
     return Observation(ok=False, text=h.redact(text))

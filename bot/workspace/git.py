@@ -211,6 +211,11 @@ class Workspace:
             )
         return done.stdout.decode("utf-8", "replace")
 
+    def commit_diff(self, sha: str) -> str:
+        """What one checkpoint changed against its parent, as a unified diff."""
+        done = self._git("show", "--format=", "--no-renames", "--no-ext-diff", "--no-textconv", sha)
+        return done.stdout.decode("utf-8", "replace")
+
     def stats(self) -> DiffStats:
         """Files and line counts of the change against the base commit, untracked files included."""
         with self._scratch_index() as env:

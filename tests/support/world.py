@@ -37,6 +37,7 @@ SECRETS = {
     "AIFIX_WEBHOOK_SECRET": f"whsec-{CANARY}-webhook",
     "AIFIX_ADMIN_TOKEN": f"admin-{CANARY}-token",
     "AIFIX_ANTHROPIC_API_KEY": f"sk-ant-{CANARY}-apikey",
+    "AIFIX_VIEWER_SECRET": f"viewer-{CANARY}-signing-key",
 }
 MODEL = "claude-haiku-4-5"
 SENDER = "Codertocat"
@@ -136,8 +137,8 @@ def sent(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
     return out + [json.dumps(c) for c in github.graphql_calls] + list(model_api.bodies)
 
 
-def leaks(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
-    """Secrets (whole, 8-character pieces, base64, URL-encoded) found in anything sent out (headers aside)."""
+def secrets_in(texts: list[str], github: PullsGitHub) -> list[str]:
+    """Secrets (whole, 8-character pieces, base64, URL-encoded) found in `texts`."""
     key_lines = [line for line in github.private_key_pem.splitlines() if "PRIVATE KEY" not in line]
     values = [*SECRETS.values(), *key_lines, *github.tokens]  # tokens: every installation token minted
     forms = {CANARY}
@@ -145,7 +146,12 @@ def leaks(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
         forms.update({v, base64.b64encode(v.encode()).decode().rstrip("="), urllib.parse.quote(v, safe="")})
         forms.update(v[i : i + 8] for i in range(0, len(v) - 8, 4))
     forms = {f for f in forms if len(f) >= 8 and f != "sk-ant-c"}
-    return sorted({f for text in sent(github, model_api) for f in forms if f in text})
+    return sorted({f for text in texts for f in forms if f in text})
+
+
+def leaks(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
+    """Secrets found in anything sent out (headers aside)."""
+    return secrets_in(sent(github, model_api), github)
 
 
 def make_remote(root: Path) -> Path:
@@ -186,7 +192,8 @@ def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str
     }
 
 
-def start_world(root: Path, stack: ExitStack) -> World:
+def start_world(root: Path, stack: ExitStack, *, public: bool = False) -> World:
+    """`public`: the service knows its own address (AIFIX_PUBLIC_URL), so it posts signed run-viewer links."""
     bare = make_remote(root)
     github = make_github(bare, app_id=4343)
     github_url = stack.enter_context(serve(github.asgi()))
@@ -198,6 +205,7 @@ def start_world(root: Path, stack: ExitStack) -> World:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
         **service_env(root, github, github_url + "/", model_url),
+        **({"AIFIX_PUBLIC_URL": f"http://127.0.0.1:{port}"} if public else {}),
     }
     command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:
