@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 from pathlib import Path
 
 import uvicorn
 
+from bot.commands.serve import exit_cleanly
 from bot.errors import ConfigError
 from bot.secrets import held_secrets
 from bot.settings import load_settings
@@ -31,6 +33,8 @@ def view_main(args: argparse.Namespace) -> int:
     port = sock.getsockname()[1]
     waiting = "" if path.is_file() else " (not written yet: the page fills in when the run starts)"
     print(f"ai-fix view: {path}{waiting}\nopen http://{args.host}:{port}/ (Ctrl-C stops)", flush=True)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, exit_cleanly)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=1))
     server.run(sockets=[sock])
     return 0

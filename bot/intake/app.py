@@ -6,6 +6,7 @@ life the app's lifespan owns (the worker pool), so tests and later subsystems sw
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol, get_args
@@ -49,8 +50,13 @@ def create_app(
     store: Store,
     services: Sequence[BackgroundService] = (),
     max_body: int = MAX_BODY,
+    closing: threading.Event | None = None,
 ) -> Starlette:
-    """The ASGI app. Without `services` it only takes deliveries in (no workers run in this process)."""
+    """The ASGI app. Without `services` it only takes deliveries in (no workers run in this process).
+
+    `closing`: set by the server when it begins to shut down, so long-lived responses (the run viewer's
+    event streams) end rather than hold up the drain.
+    """
     admin = settings.admin_token.get_secret_value() if settings.admin_token else ""
     metrics = Metrics()
     writer = IntakeWriter(store)
@@ -128,6 +134,7 @@ def create_app(
                 admin_token=admin,
                 link_secret=settings.viewer_secret.get_secret_value() if settings.viewer_secret else "",
                 secrets=held_secrets(settings),
+                closing=closing,
             ),
         ],
         middleware=[Middleware(WebhookFirst, endpoint=WebhookEndpoint(settings, writer, metrics, max_body=max_body))],

@@ -9,6 +9,7 @@ repository, number and status.
 
 from __future__ import annotations
 
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
@@ -90,9 +91,10 @@ def stream_start(request: Request) -> int:
 class Viewer:
     """The pages of one process; `secrets` are removed once more from everything read from a trace."""
 
-    def __init__(self, secrets: Sequence[str], pages: Pages | None = None) -> None:
+    def __init__(self, secrets: Sequence[str], closing: threading.Event | None = None) -> None:
         self.secrets = list(secrets)
-        self.pages = pages or Pages()
+        self.pages = Pages()
+        self.closing = closing
 
     async def page(self, request: Request, source: RunSource, events_path: str) -> Response:
         await run_in_threadpool(source.refresh)
@@ -108,7 +110,7 @@ class Viewer:
         return self.pages.page(request, "run.html", context)
 
     def events(self, request: Request, source: RunSource) -> Response:
-        stream = follow(Follow(source, self.pages, self.secrets), stream_start(request))
+        stream = follow(Follow(source, self.pages, self.secrets), stream_start(request), closing=self.closing)
         return StreamingResponse(stream, media_type="text/event-stream", headers=STREAM_HEADERS)
 
 
@@ -118,10 +120,14 @@ def run_routes(
     admin_token: str,
     link_secret: str,
     secrets: Sequence[str],
+    closing: threading.Event | None = None,
     clock: Callable[[], float] = time.time,
 ) -> list[Route]:
-    """`/runs` (admin only) and `/runs/{job_id}` with its `/events`, for the service's app."""
-    viewer = Viewer(secrets)
+    """`/runs` (admin only) and `/runs/{job_id}` with its `/events`, for the service's app.
+
+    `closing` is set when the server begins to shut down: open event streams end then.
+    """
+    viewer = Viewer(secrets, closing)
     pages = viewer.pages
 
     def refused(request: Request, job_id: int | None) -> Response | None:

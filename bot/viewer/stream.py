@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -94,11 +95,13 @@ async def follow(
     refresh: float = 2.0,
     heartbeat: float = 15.0,
     lifetime: float = 600.0,
+    closing: threading.Event | None = None,
 ) -> AsyncIterator[str]:
     """The event stream for a client whose page shows `start` records.
 
-    It ends after `lifetime` seconds even while the run goes on: the browser reconnects with the last
-    event id, so an idle page never holds a connection (or a server's shutdown) for long.
+    It ends after `lifetime` seconds even while the run goes on, and at once when `closing` is set
+    (the server got SIGTERM: an open page must not hold up the drain); the browser reconnects with the
+    last event id and carries on where it was.
     """
     yield "retry: 2000\n\n"
     if not await run_in_threadpool(follow.read) or len(follow.records) < start:
@@ -107,7 +110,7 @@ async def follow(
     await run_in_threadpool(follow.seen, start)
     began = last_refresh = last_beat = time.monotonic()
     changed = True
-    while time.monotonic() - began < lifetime:
+    while time.monotonic() - began < lifetime and not (closing and closing.is_set()):
         if changed:
             data, ended = await run_in_threadpool(follow.update)
             if data is not None:

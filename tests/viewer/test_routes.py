@@ -107,11 +107,11 @@ def test_the_list_needs_the_admin_token_and_filters_by_repository_and_status(ser
     assert service.client.get(signed(one).replace(f"/runs/{one}", "/runs")).status_code == 401, "a link opens one run"
 
 
-def events(client: httpx.Client, path: str, into: list[tuple[str, dict]]) -> threading.Thread:
-    """Read the event stream at `path` in a thread, appending (event, data) as they arrive."""
+def events(service: Service, path: str, into: list[tuple[str, dict]], until: int) -> threading.Thread:
+    """Read the event stream at `path` in a thread, appending (event, data) as they arrive; hang up after `until`."""
 
     def read() -> None:
-        with client.stream("GET", path, timeout=30) as response:
+        with httpx.stream("GET", service.url + path, timeout=30) as response:
             assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
             name = ""
             for line in response.iter_lines():
@@ -119,6 +119,8 @@ def events(client: httpx.Client, path: str, into: list[tuple[str, dict]]) -> thr
                     name = line.removeprefix("event: ")
                 elif line.startswith("data: "):
                     into.append((name, json.loads(line.removeprefix("data: "))))
+                    if len(into) == until:
+                        return
 
     thread = threading.Thread(target=read, daemon=True)
     thread.start()
@@ -138,7 +140,7 @@ def test_the_stream_sends_new_steps_then_ends_when_the_job_is_over(service: Serv
     claimed = service.store.claim("w", ["issue"], 60)
     assert claimed is not None and claimed.id == job_id
     got: list[tuple[str, dict]] = []
-    reader = events(service.client, signed(job_id, path="/events") + "&from=2", got)
+    reader = events(service, signed(job_id, path="/events") + "&from=2", got, until=5)
     time.sleep(0.5)
     assert got == [], "nothing new since the page"
     trace.append(StepRecord(step=2, intent="the key is hunter2-secret-value"))
@@ -161,12 +163,12 @@ def test_the_stream_sends_new_steps_then_ends_when_the_job_is_over(service: Serv
 def test_a_trace_begun_afresh_makes_the_page_reload(service: Service, traced: tuple[int, Trace]) -> None:
     job_id, trace = traced
     got: list[tuple[str, dict]] = []
-    events(service.client, signed(job_id, path="/events") + "&from=2", got)
+    events(service, signed(job_id, path="/events") + "&from=2", got, until=1)
     time.sleep(0.4)
     Trace(trace.path, [])  # a new attempt writes its trace anew
     assert wait_for(got, 1)[0][0] == "restart"
     late: list[tuple[str, dict]] = []
-    events(service.client, signed(job_id, path="/events") + "&from=5", late)
+    events(service, signed(job_id, path="/events") + "&from=5", late, until=1)
     assert wait_for(late, 1)[0][0] == "restart", "a page showing more records than the trace holds reloads"
 
 
@@ -181,9 +183,10 @@ def test_a_page_opened_before_the_run_started_fills_in(service: Service, no_trac
     page = service.client.get(signed(job_id)).text
     assert "No trace yet" in page and 'data-records="0"' in page and 'data-finished="false"' in page
     got: list[tuple[str, dict]] = []
-    events(service.client, signed(job_id, path="/events") + "&from=0", got)
+    reader = events(service, signed(job_id, path="/events") + "&from=0", got, until=1)
     time.sleep(0.4)
     path.parent.mkdir(parents=True)
     Trace(path, []).append(StartRecord(title="Now", model="m", small_model="s", model_reason="", branch="b", base_sha="0"))
     [(name, update)] = wait_for(got, 1)
     assert name == "update" and "Now" in update["sections"]["run-header"]
+    reader.join(5)
