@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from bot.errors import ConfigError
 from bot.secrets import held_secrets
 from bot.settings import load_settings
 
@@ -27,3 +30,12 @@ def test_held_secrets_cover_settings_environment_and_repo_files(tmp_path: Path) 
 def test_held_secrets_include_the_jobs_tokens_longest_first() -> None:
     held = held_secrets(load_settings(), {}, tokens=["ghs_short_token_1", "ghs_a_much_longer_token_value_2", ""])
     assert held == ["ghs_a_much_longer_token_value_2", "ghs_short_token_1"]
+
+
+def test_the_viewer_secret_is_redacted_and_checked_at_start() -> None:
+    assert "viewer-signing-key-0123" in held_secrets(load_settings(viewer_secret="viewer-signing-key-0123"), {})
+    with pytest.raises(ConfigError, match="AIFIX_VIEWER_SECRET: .*at least 16 characters.*openssl rand -hex 32"):
+        load_settings(viewer_secret="short")
+    with pytest.raises(ConfigError, match="AIFIX_PUBLIC_URL: .*starting with https://"):
+        load_settings(public_url="ai-fix.example.com")
+    assert load_settings(public_url="https://ai-fix.example.com/").public_url == "https://ai-fix.example.com"

@@ -17,28 +17,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
-from bot.delivery.render import STATUS_ICONS
 from bot.viewer.view import CONTRACT_KEYS, OtherView, RunView, StepView
 
 SECTIONS = ("header", "contract", "plan", "evidence", "chart", "outcome")
 """The page's sections other than the timeline, by macro name; each is `<section id="run-NAME">`."""
 
-RUN_WORDS = {
-    "running": "⏳ running",
-    "accepted": "✅ accepted",
-    "handed_off": "🤝 handed off",
-    "failed": "💥 failed",
-    "needs_clarification": "❓ needs clarification",
-    "refused": "⛔ refused",
-    "malformed": "⛔ malformed",
-    "executed": "executed",
-    "ok": "ok",
-}
-
 
 def _status_words(status: Any) -> str:
-    key = str(status)
-    return STATUS_ICONS.get(key) or RUN_WORDS.get(key) or key.replace("_", " ")
+    """A status as words (`handed_off` → handed off); its colour comes from the badge's class, not an emoji."""
+    return str(status).replace("_", " ")
 
 
 def _money(value: Any) -> str:

@@ -51,7 +51,11 @@ def test_view_serves_the_page_and_follows_the_trace_until_its_end(tmp_path: Path
 
 def test_view_of_a_folder_that_does_not_exist_exits_2(tmp_path: Path) -> None:
     done = subprocess.run(
-        [AI_FIX, "view", str(tmp_path / "nowhere" / "trace.jsonl")], capture_output=True, text=True, timeout=60
+        [AI_FIX, "view", str(tmp_path / "nowhere" / "trace.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 2
     assert done.stderr.startswith("ai-fix view: ") and "pass the trace.jsonl of a run" in done.stderr

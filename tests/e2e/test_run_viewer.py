@@ -55,7 +55,9 @@ def job(world: World) -> Iterator[dict]:
         ]
     )
     title, _, body = sample()[1].partition("\n")
-    world.github.add_issue(REPO, 1, title=title.removeprefix("# ").strip(), body=body, author=SENDER, labels=("ai-fix",))
+    world.github.add_issue(
+        REPO, 1, title=title.removeprefix("# ").strip(), body=body, author=SENDER, labels=("ai-fix",)
+    )
     payload = labeled(1, sender=SENDER)
     payload["issue"].update(title=title.removeprefix("# ").strip(), body=body)
     job_id = world.send("issues", payload).json()["job_id"]
@@ -72,7 +74,10 @@ def job(world: World) -> Iterator[dict]:
 
 
 def steps(page: Page) -> list[tuple[str, str]]:
-    return [(s.get_attribute("data-step") or "", s.get_attribute("data-status") or "") for s in page.locator("li.step").all()]
+    return [
+        (s.get_attribute("data-step") or "", s.get_attribute("data-status") or "")
+        for s in page.locator("li.step").all()
+    ]
 
 
 def test_a_running_job_updates_its_page_live_from_the_link_in_the_issue_comment(
@@ -112,7 +117,9 @@ def test_the_finished_run_shows_steps_checks_diff_evidence_and_chart(world: Worl
     evidence = page.locator("#run-evidence tr[data-check='tests'] [data-status]")
     assert [evidence.nth(i).get_attribute("data-status") for i in range(2)] == ["fail", "pass"]
     step3 = page.locator("li.step[data-step='3']")
-    assert step3.locator(".action[data-tool='run_checks'] tr.check [data-status]").get_attribute("data-status") == "pass"
+    assert (
+        step3.locator(".action[data-tool='run_checks'] tr.check [data-status]").get_attribute("data-status") == "pass"
+    )
     diff = step3.locator("details.checkpoint pre.diff")
     expect(diff).to_be_hidden()
     step3.locator("details.checkpoint summary").click()

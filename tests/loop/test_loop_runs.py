@@ -76,7 +76,9 @@ def test_happy_path_fixes_the_bug_and_writes_the_outputs(tmp_path: Path) -> None
     start, end = run.trace()[0], run.trace()[-1]
     assert start["contract"]["goal"] == result.contract.goal and start["contract"]["checks"][0]["name"] == "tests"
     [kept] = [a["checkpoint"] for a in run.actions() if a.get("checkpoint")]
-    assert "-    return a - b\n+    return a + b" in kept["diff"] and kept["sha"] in git(run.repo, "log", "--format=%H", result.branch)
+    assert "-    return a - b\n+    return a + b" in kept["diff"] and kept["sha"] in git(
+        run.repo, "log", "--format=%H", result.branch
+    )
     assert end["kind"] == "end" and end["checkpoint"] is None, "the checkpoint already held the whole change"
     assert end["cost"]["usd"] == result.cost.usd and end["diff"]["files"][0]["path"] == "calc.py"
     assert end["summary"] == result.model_summary and end["handoff"]["done"] == result.handoff.done

@@ -186,7 +186,9 @@ def test_a_page_opened_before_the_run_started_fills_in(service: Service, no_trac
     reader = events(service, signed(job_id, path="/events") + "&from=0", got, until=1)
     time.sleep(0.4)
     path.parent.mkdir(parents=True)
-    Trace(path, []).append(StartRecord(title="Now", model="m", small_model="s", model_reason="", branch="b", base_sha="0"))
+    Trace(path, []).append(
+        StartRecord(title="Now", model="m", small_model="s", model_reason="", branch="b", base_sha="0")
+    )
     [(name, update)] = wait_for(got, 1)
     assert name == "update" and "Now" in update["sections"]["run-header"]
     reader.join(5)

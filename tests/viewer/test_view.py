@@ -14,7 +14,9 @@ from bot.viewer.pages import Pages
 from bot.viewer.tracefile import TraceReader
 from bot.viewer.view import OtherView, StepView, build_view, chart_points
 
-DIFF = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-    return a - b\n+    return a + b\n"
+DIFF = (
+    "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-    return a - b\n+    return a + b\n"
+)
 
 
 def step(n: int, *, status: str = "pass", cost: float | None = 0.01, checkpoint: bool = False) -> StepRecord:
@@ -46,7 +48,9 @@ def test_the_reader_takes_complete_lines_only_and_notices_a_trace_begun_afresh(t
         fh.write('ep", "step": 2}\nnot json at all\n')
     assert reader.read() == [{"kind": "step", "step": 2}, {"kind": "unreadable", "text": "not json at all"}]
     assert not reader.restarted
-    Trace(path, []).append(StartRecord(title="again", model="m", small_model="s", model_reason="", branch="b", base_sha="1"))
+    Trace(path, []).append(
+        StartRecord(title="again", model="m", small_model="s", model_reason="", branch="b", base_sha="1")
+    )
     assert [r["title"] for r in reader.read()] == ["again"] and reader.restarted
 
 
@@ -86,7 +90,12 @@ def test_step_status_checkpoint_diff_and_plan() -> None:
     )
     records = [r.model_dump(mode="json") for r in (plan, refused, step(3, status="fail"), step(4, checkpoint=True))]
     view = build_view(records)
-    assert [(s.number, s.status, s.checkpoints) for s in view.steps] == [(1, "ok", 0), (2, "refused", 0), (3, "fail", 0), (4, "pass", 1)]
+    assert [(s.number, s.status, s.checkpoints) for s in view.steps] == [
+        (1, "ok", 0),
+        (2, "refused", 0),
+        (3, "fail", 0),
+        (4, "pass", 1),
+    ]
     assert view.plan is not None and (view.plan.approach, view.plan.impact) == ("Fix add() first.", ["calc.py"])
     diff = view.steps[3].actions[0].checkpoint
     assert diff is not None and (diff.files, diff.added, diff.removed) == (["calc.py"], 1, 1)
