@@ -170,6 +170,7 @@ class Attempt:
             decision = self.p.stage.prepare(self.snapshot, self.ctx)
             if decision.contract is None or decision.status != "ready":
                 outcome = decision.outcome() or JobOutcome(status="failed", reason="no contract")
+                self.progress.run_url = ""  # the loop never ran: its page would be empty
                 self.finish_progress(
                     "needs_clarification" if decision.status == "needs_clarification" else "failed", outcome.reason
                 )

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from bot.viewer.formats import money
+
 WIDTH, HEIGHT = 720, 240
 LEFT, RIGHT, TOP, BOTTOM = 64, 72, 16, 36
 
@@ -22,10 +24,6 @@ class Point:
 
 def _ticks(top: float, n: int = 4) -> list[float]:
     return [top * i / n for i in range(n + 1)]
-
-
-def _money(value: float) -> str:
-    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
 
 
 def _count(value: float) -> str:
@@ -55,7 +53,7 @@ def cost_chart(points: Sequence[Point]) -> str:
         ty = y(cost_tick, max_cost)
         parts.append(f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{ty:.1f}" y2="{ty:.1f}"/>')
         parts.append(
-            f'<text class="axis cost" x="{LEFT - 6}" y="{ty + 4:.1f}" text-anchor="end">{_money(cost_tick)}</text>'
+            f'<text class="axis cost" x="{LEFT - 6}" y="{ty + 4:.1f}" text-anchor="end">{money(cost_tick)}</text>'
         )
         parts.append(f'<text class="axis tokens" x="{WIDTH - RIGHT + 6}" y="{ty + 4:.1f}">{_count(token_tick)}</text>')
     for i, p in enumerate(points):
@@ -73,7 +71,7 @@ def cost_chart(points: Sequence[Point]) -> str:
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in xy)
             parts.append(f'<polyline class="line {name}" points="{path}"/>')
     for i, p in enumerate(points):
-        cost = _money(p.cost) if p.cost is not None else "unknown"
+        cost = money(p.cost) if p.cost is not None else "unknown"
         tip = f"step {p.label}: {cost}, {p.tokens:,} tokens so far"
         parts.append(f'<circle class="dot tokens" cx="{x(i):.1f}" cy="{y(p.tokens, max_tokens):.1f}" r="3.5">')
         parts.append(f"<title>{escape(tip)}</title></circle>")

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
+from bot.viewer.formats import money
 from bot.viewer.view import CONTRACT_KEYS, OtherView, RunView, StepView
 
 SECTIONS = ("header", "contract", "plan", "evidence", "chart", "outcome")
@@ -26,12 +27,6 @@ SECTIONS = ("header", "contract", "plan", "evidence", "chart", "outcome")
 def _status_words(status: Any) -> str:
     """A status as words (`handed_off` → handed off); its colour comes from the badge's class, not an emoji."""
     return str(status).replace("_", " ")
-
-
-def _money(value: Any) -> str:
-    if not isinstance(value, int | float):
-        return "unknown"
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def _secs(value: Any) -> str:
@@ -70,7 +65,7 @@ def environment() -> Environment:
     )
     env.filters.update(
         status_words=_status_words,
-        money=_money,
+        money=money,
         secs=_secs,
         count=_count,
         short=_short,

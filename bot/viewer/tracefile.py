@@ -13,8 +13,13 @@ Record = dict[str, Any]
 
 
 def parse_line(line: str, secrets: Sequence[str]) -> Record:
-    """One trace line as a record; a line that is not a JSON object becomes an `unreadable` record."""
-    text = redact(line, secrets)
+    """One trace line as a record; a line that is not a JSON object becomes an `unreadable` record.
+
+    The trace was redacted in full when written (with every secret the job held, this process's
+    among them); this second pass removes whole values and their encodings, not every 8-character
+    piece, which would cost over a second per page for a private key.
+    """
+    text = redact(line, secrets, fragments=False)
     try:
         value = json.loads(text)
     except ValueError:

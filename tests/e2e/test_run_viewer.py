@@ -192,3 +192,16 @@ def test_the_admin_token_opens_the_list_with_filters_and_every_run(world: World,
     expect(page.locator("li.step")).to_have_count(4)
     context.close()
     assert httpx.get(f"{world.url}/runs/{job['id']}", headers=ADMIN).status_code == 200
+
+
+def test_a_job_that_never_ran_the_loop_posts_no_link(world: World, job: dict) -> None:
+    job["release"].set()
+    world.wait(job["id"])
+    world.github.add_issue(
+        REPO, 2, title="Make it better", body="Please improve it.", author=SENDER, labels=("ai-fix",)
+    )
+    payload = labeled(2, sender=SENDER)
+    payload["issue"].update(title="Make it better", body="Please improve it.")
+    assert world.run("issues", payload)["status"] == "needs_clarification"
+    [progress] = [c for c in world.github.bot_comments(REPO, 2) if find_marker(c["body"], PROGRESS_KIND) == 2]
+    assert "Needs clarification" in progress["body"] and "/runs/" not in progress["body"]
