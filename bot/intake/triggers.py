@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from bot.contract.approach import PLAN_LABEL
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
 from bot.markers import PR_KIND, find_marker
@@ -50,6 +51,9 @@ class InstallationChange:
 
 
 Decision = Ignored | Ping | Triggered | InstallationChange
+
+ON_ISSUES = frozenset({"plan", "approve", "revise"})
+"""Commands about a plan, which lives on the issue."""
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -96,8 +100,8 @@ def _issues(event: Event, trigger_label: str) -> Decision:
     if event.action != "labeled":
         return Ignored(f"issues.{event.action} is not a trigger")
     label = _dict(payload.get("label")).get("name") or ""
-    if label.casefold() != trigger_label.casefold():
-        return Ignored(f"label {label!r} is not the trigger label {trigger_label!r}")
+    if label.casefold() not in (trigger_label.casefold(), PLAN_LABEL):
+        return Ignored(f"label {label!r} is not the trigger label {trigger_label!r} (or {PLAN_LABEL!r})")
     issue = _dict(payload.get("issue"))
     if issue.get("pull_request"):
         return Ignored("the trigger label works on issues, not pull requests")
@@ -125,13 +129,17 @@ def _issue_comment(event: Event, app_id: int | None) -> Decision:
     issue = _dict(payload.get("issue"))
     if command.name == "retry" and not (issue.get("pull_request") and opened_by_ai_fix(issue, app_id)):
         return Ignored("/agent retry works only on a pull request opened by ai-fix")
+    if command.name in ON_ISSUES and issue.get("pull_request"):
+        return Ignored(f"/agent {command.name} works on issues, where ai-fix plans; not on pull requests")
     return Triggered(
         Trigger(
-            kind=command.name,
+            kind="issue" if command.name == "plan" else command.name,
             number=cast(int, issue.get("number")),
             comment_id=comment.get("id"),
             feedback=command.feedback,
             delivery_id=event.delivery_id,
+            plan=command.name == "plan",
+            approach=command.approach,
             **base,
         )
     )

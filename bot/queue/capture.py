@@ -47,7 +47,7 @@ def capture_snapshot(
 ) -> Snapshot:
     """Read the job's target from GitHub now; later edits cannot change what the job works on."""
     kind = job.kind
-    if kind == "stop" or kind == "help":
+    if kind not in ("issue", "retry", "review"):
         raise AiFixError(f"job {job.id} is the command /agent {kind}, which has no issue to snapshot")
     first = accepted[0]
     pr_number: int | None = None
@@ -106,4 +106,5 @@ def capture_snapshot(
         review_comments=review_comments,
         review_id=min(review_ids) if review_ids else None,
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        plan_requested=any(t.plan for t in accepted),
     )
