@@ -143,6 +143,18 @@ class World:
     def pull(self, number: int) -> dict[str, Any]:
         return self.github.pulls[(REPO, number)]
 
+    def labelled(self, number: int, title: str, body: str) -> dict[str, Any]:
+        """An issue by SENDER labelled `ai-fix` on the fake GitHub, and the `issues.labeled` delivery for it."""
+        self.github.add_issue(REPO, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
+        payload = labeled(number, sender=SENDER)
+        payload["issue"].update(title=title, body=body)
+        return payload
+
+    def assert_clean(self) -> None:
+        """Nothing sent broke GitHub's schema or auth rules, and no canary secret went out."""
+        assert self.github.violations == [], "requests that break GitHub's schema or auth rules"
+        assert self.leaks() == [], "a canary secret reached the fake GitHub or the fake model"
+
     def leaks(self) -> list[str]:
         return leaks(self.github, self.model_api, self.chat_api)
 
