@@ -47,8 +47,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 @pytest.fixture(autouse=True)
 def nothing_leaks(world: World) -> Iterator[None]:
     yield
-    assert world.github.violations == [], "requests that break GitHub's schema or auth rules"
-    assert world.leaks() == [], "a canary secret reached the fake GitHub or the fake model"
+    world.assert_clean()
 
 
 def sample_issue(world: World, number: int) -> dict[str, Any]:

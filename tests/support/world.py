@@ -122,13 +122,6 @@ class World:
             time.sleep(0.1)
         raise AssertionError(f"job {job_id} did not finish in {timeout} s; server log:\n{self.log.read_text()[-6000:]}")
 
-    def labelled(self, number: int, title: str, body: str) -> dict[str, Any]:
-        """Issue `number` on the fake GitHub, and the delivery of its `ai-fix` label by SENDER."""
-        self.github.add_issue(REPO, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
-        payload = labeled(number, sender=SENDER)
-        payload["issue"].update(title=title, body=body)
-        return payload
-
     def run(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
         job_id = self.send(event, payload).json()["job_id"]
         return self.wait(job_id)
