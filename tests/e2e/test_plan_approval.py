@@ -20,7 +20,7 @@ from bot.model.base import ModelRequest
 from bot.model.scripted import Turn, call, turn
 from tests.support.plans import IN_PLACE, PLAN_SCRIPT, WITH_SUM, carries
 from tests.support.runs import CHECK, FIX, PLAN, SAMPLE_CRITERIA
-from tests.support.webhooks import REPO, pr_comment
+from tests.support.webhooks import REPO, labeled, pr_comment
 from tests.support.world import SENDER, World, config, start_world
 
 READER = "drive-by-reader"
@@ -48,6 +48,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 def nothing_leaks(world: World) -> Iterator[None]:
     yield
     world.assert_clean()
+
+
+def traces(world: World, tail: str) -> list[dict[str, Any]]:
+    """The records of the one job trace whose name ends in `tail` (before `.trace.jsonl`)."""
+    [path] = (world.root / "work" / "jobs").glob(f"*{tail}.trace.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def sample_issue(world: World, number: int) -> dict[str, Any]:
@@ -152,6 +158,16 @@ def test_label_plans_waits_then_a_writer_revises_and_approves_approach_2(world: 
     assert "**Approved**: approach 2 of the plan" in body and "✅ **Accepted**" in body
     events = [e["event"] for e in task(world, job_id)["events"]]
     assert events.count("answered") == 2 and "plan" in events and "plan_answer" in events
+    # The traces: each plan's proposal and estimates, and the run's contract and end naming approach 2, with the
+    # estimate it was approved on set against what the run used.
+    [revised_plan] = [r for r in traces(world, f"-1-{job_id}-plan-2") if r["kind"] == "proposal"]
+    assert [a["title"] for a in revised_plan["proposal"]["approaches"]] == [KEEPS_ADD["title"], NEW_TEST["title"]]
+    run_trace = traces(world, f"-1-{job_id}-1")
+    start, end = run_trace[0], run_trace[-1]
+    assert start["contract"]["approach"]["number"] == 2 and start["contract"]["approach"]["approved_by"] == SENDER
+    assert start["contract"]["approach"]["approach"]["title"] == NEW_TEST["title"]
+    assert end["kind"] == "end" and end["estimate"]["estimate"] == revised_plan["estimates"][1]
+    assert end["estimate"]["steps"] == 3 and end["estimate"]["usd"] == end["cost"]["usd"]
 
 
 def test_stop_cancels_a_waiting_plan_with_the_comment_updated(world: World) -> None:
@@ -190,3 +206,27 @@ def test_an_unanswered_plan_is_cancelled_after_the_timeout(world: World) -> None
     body = progress(world, 42)["body"]
     assert "🛑 **Cancelled** before any change: no answer to the plan within 3 seconds" in body
     assert not [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 42]
+
+
+def test_agent_plan_and_the_plan_label_plan_first_on_a_repository_that_does_not_ask_for_it(world: World) -> None:
+    set_config(world, config() + "approval: none\n")
+    title, _, body = sample()[1].partition("\n")
+    issue = {"title": title.removeprefix("# ").strip(), "body": body.strip(), "author": SENDER}
+    world.github.add_issue(REPO, 43, **issue)
+    world.script(list(PLAN_SCRIPT))
+    asked = world.send("issue_comment", pr_comment("/agent plan", number=43, on_pr=False, pr_body="")).json()
+    world.wait(asked["job_id"], until=WAITING)
+    assert "#### ai-fix: two ways to do it" in progress(world, 43)["body"]
+    assert f"(asked by /agent plan by `@{SENDER}`;" in progress(world, 43)["body"]
+
+    world.github.add_issue(REPO, 44, **issue, labels=("ai-fix:plan",))
+    payload = labeled(44, label="ai-fix:plan", sender=SENDER)
+    payload["issue"].update(title=issue["title"], body=issue["body"])
+    world.script(list(PLAN_SCRIPT))
+    labelled = world.send("issues", payload).json()
+    world.wait(labelled["job_id"], until=WAITING)
+    assert "(asked by the ai-fix:plan label;" in progress(world, 44)["body"]
+    assert world.git("branch", "--format=%(refname:short)").split() == ["main"]
+    for number in (43, 44):
+        assert comment(world, number, "/agent stop")["status"] == "done"
+    assert {world.wait(j["job_id"])["status"] for j in (asked, labelled)} == {"cancelled"}
