@@ -17,16 +17,18 @@ from typing import Any
 
 from bot.errors import StoreUnavailable
 from bot.queue.database import connect, file_identity, migrate, parse_sqlite_url
-from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, WORK_KINDS, Job, JobEvent, Trigger
+from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, WORK_KINDS, Job, JobEvent, PlanAnswer, Trigger
+from bot.queue.waiting import WAITING, WaitingJobs, answer_waiting, wake_expired
 
-_ACTIVE = ("queued", "running")
+_ACTIVE = ("queued", "running", WAITING)
+"""Jobs not ended yet: at most one of them (plus one queued follow-up) per issue or PR."""
 
 
 def _marks(values: Sequence[object]) -> str:
     return ",".join("?" for _ in values)
 
 
-class Store:
+class Store(WaitingJobs):
     """Thread-safe access to the database: one connection per thread, explicit short transactions."""
 
     def __init__(
@@ -155,8 +157,8 @@ class Store:
     def enqueue(self, conn: sqlite3.Connection, trigger: Trigger, now: float) -> tuple[int, str]:
         """Attach the trigger to the job it belongs to, or open one; returns (job id, queued | merged).
 
-        One active job per issue or PR: a trigger merges into a queued job; while one runs, exactly one
-        follow-up is queued. Comments of a review already being handled merge into that job.
+        One active job per issue or PR: a trigger merges into a queued job, or one awaiting approval; while
+        one runs, exactly one follow-up is queued. Comments of a review already being handled merge into that job.
         """
         if trigger.kind in COMMAND_KINDS:
             job_id = self.insert_job(conn, trigger, now)
@@ -177,7 +179,7 @@ class Store:
             (*target, *_ACTIVE, *WORK_KINDS),
         ).fetchall()
         if existing is None:
-            existing = next((row for row in active if row[1] == "queued"), None)
+            existing = next((row for row in active if row[1] != "running"), None)
         if existing is not None:
             job_id = int(existing[0])
             self.attach_trigger(conn, job_id, trigger)
@@ -198,17 +200,17 @@ class Store:
         return job_id, "queued"
 
     def cancel_where(self, conn: sqlite3.Connection, where: str, params: Sequence[object], reason: str) -> list[int]:
-        """Cancel queued work jobs at once and ask running ones to stop at their next checkpoint."""
+        """Cancel queued and waiting work jobs at once and ask running ones to stop at their next checkpoint."""
         rows = conn.execute(
             f"SELECT id, status FROM jobs WHERE {where} AND status IN ({_marks(_ACTIVE)}) AND kind IN ({_marks(WORK_KINDS)})",
             (*params, *_ACTIVE, *WORK_KINDS),
         ).fetchall()
         now = self.clock()
         for job_id, status in rows:
-            if status == "queued":
+            if status != "running":
                 conn.execute(
-                    "UPDATE jobs SET status = 'cancelled', reason = ?, updated_at = ? WHERE id = ? AND status = 'queued'",
-                    (reason, now, job_id),
+                    "UPDATE jobs SET status = 'cancelled', reason = ?, updated_at = ? WHERE id = ? AND status = ?",
+                    (reason, now, job_id, status),
                 )
                 self.add_event(conn, job_id, "cancelled", {"reason": reason})
             else:
@@ -219,9 +221,14 @@ class Store:
                 self.add_event(conn, job_id, "cancel_requested", {"reason": reason})
         return [int(r[0]) for r in rows]
 
-    def cancel_target(self, repo: str, number: int, reason: str) -> list[int]:
+    def cancel_target(self, repo: str, number: int, reason: str, *, by: str = "") -> list[int]:
+        """`/agent stop`: cancel or stop the target's jobs; one awaiting approval is woken to end itself with a comment."""
         with self.transaction() as conn:
-            return self.cancel_where(conn, "repo = ? AND number = ?", (repo, number), reason)
+            stopped = self.cancel_where(
+                conn, f"repo = ? AND number = ? AND status != '{WAITING}'", (repo, number), reason
+            )
+            woken = answer_waiting(self, conn, repo, number, PlanAnswer(action="stop", by=by))
+        return stopped + ([woken] if woken is not None else [])
 
     # -- leasing ----------------------------------------------------------------------------------
 
@@ -255,11 +262,12 @@ class Store:
             if set(kinds) <= set(COMMAND_KINDS)
             else (
                 "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
-                f"AND r.status = 'running' AND r.kind IN ({_marks(WORK_KINDS)}))"
+                f"AND r.status IN ('running', '{WAITING}') AND r.kind IN ({_marks(WORK_KINDS)}))"
             )
         )
         with self.transaction() as conn:
             self._reclaim_expired(conn, now)
+            wake_expired(self, conn, now)
             row = conn.execute(
                 f"SELECT j.id FROM jobs j WHERE j.status = 'queued' AND j.kind IN ({_marks(kinds)}) AND j.available_at <= ? "
                 f"{exclusive} ORDER BY j.id LIMIT 1",

@@ -95,3 +95,21 @@ def wait_for(path: Path, timeout: float = 10.0) -> str:
             raise AssertionError(f"{path.name} did not appear within {timeout} s")
         time.sleep(0.01)
     return path.read_text()
+
+
+class Parks:
+    """Waits for an answer (a year at most) without a worker; once woken, ends with what the answer said."""
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        answer = ctx.take_answer()
+        if answer is None:
+            ctx.checkpoint(parked=int(ctx.state.get("parked", 0)) + 1)
+            return JobOutcome(status="awaiting_approval", reason="waiting", until=time.time() + 365 * 86_400)
+        if answer.action == "revise":
+            ctx.checkpoint(revised=answer.feedback)
+            return JobOutcome(status="awaiting_approval", reason="revised", until=time.time() + 365 * 86_400)
+        return JobOutcome(
+            status="cancelled" if answer.action == "stop" else "done",
+            reason=f"{answer.action} {answer.approach} by {answer.by}; parked {ctx.state['parked']} time(s), "
+            f"revised {ctx.state.get('revised', '-')!r}",
+        )
