@@ -54,3 +54,30 @@ class CheckRun(BaseModel):
     def failing(self) -> list[CheckResult]:
         """The results that did not pass, in run order."""
         return [r for r in self.results if r.status != "pass"]
+
+
+class SetupReport(BaseModel):
+    """How the job's environment was prepared: its setup commands run, a snapshot of them reused, or neither."""
+
+    status: Literal["none", "ran", "reused", "failed"]
+    origin: Literal["config", "detected"] = "config"
+    commands: int = 0
+    """How many setup commands ran (or the snapshot stands for)."""
+    duration_s: float = 0.0
+    snapshot: str = ""
+    """The setup snapshot reused, or the one saved after this setup ran."""
+    problem: str = ""
+    """What failed and why (redacted), when status is `failed`."""
+
+    def describe(self) -> str:
+        """One line for the log, the job's events and the progress comment."""
+        took = f"{self.duration_s:.1f} s"
+        which = f"{self.commands} {self.origin} command{'s' if self.commands != 1 else ''}"
+        if self.status == "none":
+            return "no setup commands"
+        if self.status == "reused":
+            return f"reused the setup snapshot {self.snapshot} ({which}; their inputs are unchanged) in {took}"
+        if self.status == "failed":
+            return f"failed after {took}: {self.problem}"
+        saved = f"; snapshot saved as {self.snapshot}" if self.snapshot else ""
+        return f"ran {which} in {took}{saved}"

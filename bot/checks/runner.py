@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from bot.checks.classify import classify, local_module_names
@@ -16,7 +16,7 @@ from bot.checks.junit import parse_junit
 from bot.checks.models import CheckResult, CheckRun
 from bot.checks.signature import failure_signature
 from bot.checks.summary import summarize
-from bot.contract.models import Check, SandboxConfig
+from bot.contract.models import Check
 from bot.redact import redact
 from bot.sandbox.base import ExecResult, Sandbox
 
@@ -113,7 +113,13 @@ def run_check(
     result = sandbox.exec(check.run, timeout=check.timeout, output_cap=output_cap, env=env)
     xml = sandbox.read_artifact(report)
     tests = parse_junit(xml, workdir=sandbox.workdir) if xml else []
-    status, reason = classify(result, timeout=check.timeout, limits=sandbox.config, local_modules=local_modules)
+    status, reason = classify(
+        result,
+        timeout=check.timeout,
+        limits=sandbox.config,
+        local_modules=local_modules,
+        missing=sandbox.missing_command,
+    )
     output = redact(result.output, secrets)
     failed = status != "pass"
     return CheckResult(
@@ -134,12 +140,15 @@ def run_check(
 
 
 def run_setup(
-    sandbox: Sandbox, commands: Sequence[str], config: SandboxConfig, *, timeout: float = SETUP_TIMEOUT
+    sandbox: Sandbox, commands: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = SETUP_TIMEOUT
 ) -> list[ExecResult]:
-    """The contract's setup commands in order, with network only when `network: setup`; stops at the first failure."""
+    """The contract's setup commands in order, as setup (network only under `network: setup`); stops at the first failure.
+
+    `env` (the setup secrets) reaches these commands only.
+    """
     results: list[ExecResult] = []
     for command in commands:
-        result = sandbox.exec(command, timeout=timeout, network=config.network == "setup")
+        result = sandbox.exec(command, timeout=timeout, setup=True, env=env)
         results.append(result)
         if result.exit_code != 0:
             log.warning("setup command failed (exit %s, timed out %s): %s", result.exit_code, result.timed_out, command)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from bot.checks.models import SetupReport
 from bot.commands.toolkit import model_override, open_model, toolkit
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles, read_issue_file
@@ -47,6 +48,7 @@ def describe_contract(contract: TaskContract) -> list[str]:
     lines = [f"contract: {contract.title} [{contract.status}]", f"  goal: {contract.goal}"]
     lines += [f"  criterion ({c.origin}): {c.text}" for c in contract.acceptance_criteria]
     lines += [f"  check {c.name}: {c.run}" for c in contract.checks]
+    lines += [f"  setup ({contract.setup_origin}): {command}" for command in contract.setup]
     lines.append(f"  scope: allow {', '.join(contract.scope.allow)}; deny {', '.join(contract.scope.deny)}")
     b = contract.budget
     lines.append(
@@ -71,6 +73,9 @@ class LineReporter:
 
     def phase(self, phase: Phase) -> None:
         self.say(f"phase: {PHASE_WORDS[phase]}")
+
+    def setup(self, report: SetupReport) -> None:
+        self.say(f"setup: {report.describe()}")
 
 
 def execute(

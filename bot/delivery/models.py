@@ -40,6 +40,8 @@ class Progress(BaseModel):
     current: Phase | None = "contract"
     """The phase under way; None once the job is over."""
     pr_url: str = ""
+    setup: str = ""
+    """How this round's environment was prepared (setup ran or was reused, how long it took)."""
     outcome: Outcome | None = None
     reason: str = ""
 

@@ -294,8 +294,10 @@ def _not_verified(result: RunResult) -> str:
     items: list[tuple[str, str]] = []
     for check in result.contract.checks:
         after = result.final.result(check.name) if result.final else None
+        base = result.baseline.result(check.name) if result.baseline else None
         if after is None or after.status == "not_run":
-            items.append((check.name, after.reason if after and after.reason else "not run after the change"))
+            set_aside = base.reason if base and base.status == "not_run" else ""
+            items.append((check.name, (after.reason if after else "") or set_aside or "not run after the change"))
     if not items:
         return "## Not verified\n\nEvery contract check ran after the change."
     return "\n".join(["## Not verified", ""] + [f"- {code_span(name)}: {inert_line(reason)}" for name, reason in items])

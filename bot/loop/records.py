@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.checks.models import CheckRun
+from bot.checks.models import CheckRun, SetupReport
 from bot.loop.result import PlanStep
 from bot.model.base import ModelResponse, Usage
 
@@ -125,6 +125,7 @@ class StartRecord(BaseModel):
 
 class BaselineRecord(BaseModel):
     kind: Literal["baseline"] = "baseline"
+    setup: SetupReport | None = None
     setup_problem: str | None = None
     checks: CheckRun | None = None
 

@@ -6,35 +6,39 @@ builds it once from the settings, and both `ai-fix run` and the GitHub job run t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.checks.bound import SandboxChecks
+from bot.checks.bound import SandboxChecks, Unavailable
+from bot.checks.setup import setup_key
 from bot.context.base import ContextProvider
 from bot.contract.models import SandboxConfig, TaskContract
-from bot.loop.harness import Harness, LoopConfig, Workspace
+from bot.errors import SandboxUnavailable
+from bot.loop.harness import Checks, Harness, LoopConfig, Workspace
 from bot.loop.loop import Loop
 from bot.loop.report import Reporter
 from bot.loop.result import RunResult
 from bot.loop.trace import Trace
 from bot.model.base import Model
 from bot.model.routing import choose_model
-from bot.sandbox.base import Sandbox
+from bot.sandbox.base import Sandbox, SandboxJob
 
 
 @dataclass(frozen=True)
 class Toolkit:
     open_model: Callable[[], Model]
     """The model backend (the Anthropic API, or a replay of a recorded session)."""
-    open_sandbox: Callable[[Path, SandboxConfig], Sandbox]
-    """A started sandbox over a working tree, with the contract's limits; the caller closes it."""
+    open_sandbox: Callable[[Path, SandboxConfig, SandboxJob], Sandbox]
+    """A started sandbox over a working tree, with the contract's limits, for a job; the caller closes it."""
     open_context: Callable[[Path, str], ContextProvider]
     """Retrieval over a working tree of a repository ("owner/name" or a local path, which keys the shared tag cache)."""
     default_model: str
     small_model: str
     work_dir: Path
     """Where job directories, local worktrees and traces live on the host."""
+    setup_secrets: Mapping[str, str] = field(default_factory=dict)
+    """The values the operator provides for setup commands, by name; a contract's `setup_secrets` picks from them."""
 
 
 def run_session(
@@ -51,14 +55,28 @@ def run_session(
     """Run the loop once; the trace is written as it goes and the sandbox is closed however it ends."""
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
     model = kit.open_model()
-    sandbox = kit.open_sandbox(workspace.path, contract.sandbox)
-    reporter.say(f"sandbox: {sandbox.name}")
+    job = SandboxJob(
+        repo=repo,
+        commands=(*contract.setup, *(c.run for c in contract.checks)),
+        setup_key=setup_key(contract, workspace.path),
+        progress=reporter.say,
+    )
+    sandbox: Sandbox | None = None
+    try:
+        sandbox = kit.open_sandbox(workspace.path, contract.sandbox, job)
+        reporter.say(f"sandbox: {sandbox.name}")
+        setup_env = {name: kit.setup_secrets[name] for name in contract.setup_secrets if name in kit.setup_secrets}
+        checks: Checks = SandboxChecks(sandbox, contract, secrets, setup_env)
+    except SandboxUnavailable as exc:
+        checks = Unavailable(
+            str(exc)
+        )  # the loop ends it as an environment error, with its trace, before any model turn
     try:
         harness = Harness(
             contract=contract,
             model=model,
             workspace=workspace,
-            checks=SandboxChecks(sandbox, contract, secrets),
+            checks=checks,
             context=kit.open_context(workspace.path, repo),
             trace=Trace(trace_path, secrets),
             config=LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason),
@@ -67,4 +85,5 @@ def run_session(
         )
         return Loop(harness).run()
     finally:
-        sandbox.close()
+        if sandbox is not None:
+            sandbox.close()
