@@ -140,12 +140,16 @@ class ContainerSandbox:
     def save_setup(self, outputs: Sequence[str]) -> str | None:
         if not (self.job.setup_key and self.job.keep_snapshots > 0 and outputs and self._engine_cwd):
             return None
+        if any("\n" in path for path in outputs):  # the restore script is a here-document: one path a line
+            log.warning("setup snapshot not made: a path setup created has a newline in its name")
+            return None
         tag = snapshots.snapshot_tag(self.job.repo, self.job.setup_key, self._base_id)
         copier = f"{self.container}-setup"
         mounts = [f for path in self._ro_paths for f in ("-v", f"{path}:{path}:ro")]
         copy = run_engine(
+            # Root with only DAC_OVERRIDE, to write KEPT into the image's own root (often read-only to all), no network.
             self.engine, "run", "--name", copier, "--user", "0", "--network", "none", "--cap-drop", "ALL",
-            "--security-opt", "no-new-privileges", "-v", f"{self.workspace}:{WORKDIR}:ro", *mounts,
+            "--cap-add", "DAC_OVERRIDE", "--security-opt", "no-new-privileges", "-v", f"{self.workspace}:{WORKDIR}:ro", *mounts,
             self._base_id, "sh", "-c", snapshots.copy_script(outputs),
             timeout=snapshots.COPY_TIMEOUT_S, cwd=self._engine_cwd,
         )  # fmt: skip

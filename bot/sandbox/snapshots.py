@@ -49,17 +49,26 @@ def find(engine: Engine, tag: str) -> bool:
     return image_id(engine, tag) is not None
 
 
-def copy_script(outputs: Sequence[str]) -> str:
-    """Shell commands copying each workspace path into KEPT, keeping links, modes and times."""
-    lines = ["set -e", f"mkdir -p {KEPT}"]
+def _copies(outputs: Sequence[str], src: str, dst: str) -> list[str]:
+    """One line per path: copied from `src` to `dst` with links, modes and times (not owners), parents made as needed."""
+    lines = []
     for rel in outputs:
-        src, dst = shlex.quote(f"{WORKDIR}/{rel}"), shlex.quote(f"{KEPT}/{rel}")
-        lines.append(f'mkdir -p "$(dirname {dst})" && cp -a {src} {dst}')
-    return "\n".join(lines)
+        frm, to = shlex.quote(f"{src}/{rel}"), shlex.quote(f"{dst}/{rel}")
+        lines.append(f'mkdir -p "$(dirname {to})" && cp -R --preserve=mode,timestamps,links {frm} {to}')
+    return lines
 
 
-RESTORE = f"cp -a {KEPT}/. {WORKDIR}/"
-"""Run in the job's container (as the sandbox user) to put the setup's files back into the workspace."""
+def copy_script(outputs: Sequence[str]) -> str:
+    """What the copy container runs: each output into KEPT/files, and KEPT/restore.sh that puts them back."""
+    restore = "\n".join(["set -e", *_copies(outputs, f"{KEPT}/files", WORKDIR)])
+    return "\n".join(
+        ["set -e", f"mkdir -p {KEPT}/files", *_copies(outputs, WORKDIR, f"{KEPT}/files"),
+         f"cat > {KEPT}/restore.sh <<'AI_FIX_RESTORE'", restore, "AI_FIX_RESTORE"]
+    )  # fmt: skip
+
+
+RESTORE = f"sh {KEPT}/restore.sh"
+"""Run in the job's container (as the sandbox user) to put the setup's files back into the fresh workspace."""
 
 
 def commit(engine: Engine, container: str, tag: str, repo: str, *, cwd: Path | None) -> str | None:
