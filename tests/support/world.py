@@ -148,12 +148,12 @@ def leaks(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
     return sorted({f for text in sent(github, model_api) for f in forms if f in text})
 
 
-def make_remote(root: Path) -> Path:
-    """The sample repository (its own config, a secret in `.env`) pushed to a bare repository on disk."""
+def make_remote(root: Path, **changes: str) -> Path:
+    """The sample repository (its own config, a secret in `.env`, `changes` on top) pushed to a bare repository on disk."""
     files, _issue = sample()
     files[".github/ai-fix.yml"] = config()
     files[".env"] = f"DEPLOY_TOKEN={CANARY}-in-the-repo\n"
-    repo = make_repo(root / "origin", files)
+    repo = make_repo(root / "origin", {**files, **changes})
     bare = root / "remote.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
     return bare
