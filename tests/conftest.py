@@ -1,3 +1,9 @@
-"""Fixtures shared across test folders, registered once: the live service and fake GitHub, real sandboxes, the shop repository."""
+"""Fixtures shared across test folders, registered once: the live service and fake GitHub, real sandboxes, the shop
+repository, a local image registry."""
 
-pytest_plugins = ["tests.support.service", "tests.support.sandbox_fixtures", "tests.support.shop"]
+pytest_plugins = [
+    "tests.support.service",
+    "tests.support.sandbox_fixtures",
+    "tests.support.shop",
+    "tests.support.registry",
+]

@@ -123,7 +123,8 @@ class JobReporter:
 
     def setup(self, report: SetupReport) -> None:
         self.attempt.ctx.record("setup", **report.model_dump(), line=report.describe())
-        self.attempt.progress.setup = report.describe()
+        if report.status != "none":
+            self.attempt.progress.setup = report.describe()
         self.attempt.save()
 
 

@@ -50,11 +50,12 @@ def find(engine: Engine, tag: str) -> bool:
 
 
 def _copies(outputs: Sequence[str], src: str, dst: str) -> list[str]:
-    """One line per path: copied from `src` to `dst` with links, modes and times (not owners), parents made as needed."""
+    """One line per path: copied from `src` to `dst` with links, modes and times (not owners), parents made as
+    needed; a path already there (a resumed job's workspace) is left as it is."""
     lines = []
     for rel in outputs:
         frm, to = shlex.quote(f"{src}/{rel}"), shlex.quote(f"{dst}/{rel}")
-        lines.append(f'mkdir -p "$(dirname {to})" && cp -R --preserve=mode,timestamps,links {frm} {to}')
+        lines.append(f'[ -e {to} ] || {{ mkdir -p "$(dirname {to})" && cp -R --preserve=mode,timestamps,links {frm} {to}; }}')
     return lines
 
 

@@ -13,7 +13,6 @@ import io
 import json
 import subprocess
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +24,10 @@ from bot.sandbox.engine import run_engine
 from bot.sandbox.snapshots import REPO_LABEL, repo_slug
 from bot.settings import load_settings
 from tests.support.model import anthropic_model, serve_fake_api
-from tests.support.registry import Registry, local_registry
+from tests.support.registry import Registry
 from tests.support.repos import make_repo
 from tests.support.runs import sample_files
-from tests.support.sandbox import inside_env, python_paths, skip_reason
+from tests.support.sandbox import inside_env, python_paths
 from tests.support.webhooks import REPO
 from tests.support.worker import Worker, open_worker
 from tests.support.world import FIX_SCRIPT, MODEL, PYTHON
@@ -70,14 +69,6 @@ model:
   name: {MODEL}
   small: {MODEL}
 """
-
-
-@pytest.fixture
-def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Registry]:
-    if skip_reason("podman"):
-        pytest.skip(f"this machine cannot run podman: {skip_reason('podman')}")
-    with local_registry(tmp_path, monkeypatch) as registry:
-        yield registry
 
 
 def podman_env(**extra: str) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,18 +11,10 @@ from bot.errors import SandboxUnavailable
 from bot.sandbox.base import SandboxJob
 from bot.sandbox.pull import ImageUnavailable, image_id
 from bot.sandbox.select import open_sandbox
-from tests.support.registry import Registry, local_registry
-from tests.support.sandbox import image_config, inside_env, python_paths, skip_reason
+from tests.support.registry import Registry
+from tests.support.sandbox import image_config, inside_env, python_paths
 
 pytestmark = pytest.mark.podman
-
-
-@pytest.fixture
-def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Registry]:
-    if skip_reason("podman"):
-        pytest.skip(f"this machine cannot run podman: {skip_reason('podman')}")
-    with local_registry(tmp_path, monkeypatch) as registry:
-        yield registry
 
 
 def opened(workspace: Path, config: SandboxConfig, progress: list[str], kind: str = "podman") -> str:

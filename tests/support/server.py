@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 
 
@@ -30,3 +33,17 @@ def serve(app: Any, *, timeout: float = 10.0) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout)
+
+
+def wait_for_http(url: str, process: subprocess.Popen[bytes], log: Path, *, timeout: float = 30.0) -> None:
+    """Return once `url` answers 200; raise with the process's log if it exits or `timeout` passes first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{process.args!r} did not start:\n{log.read_text()}")
+        time.sleep(0.05)

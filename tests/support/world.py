@@ -29,7 +29,7 @@ from bot.model.scripted import ScriptedModel, Turn, call, turn
 from tests.support.fake_pulls import PullsGitHub
 from tests.support.model import FakeMessagesAPI, serve_fake_api
 from tests.support.runs import CHECK, FIX, PLAN
-from tests.support.server import serve
+from tests.support.server import serve, wait_for_http
 from tests.support.webhooks import INSTALLATION, REPO, deliver
 
 CANARY = "canary-Zq8Lm2Vx7Rt4"
@@ -204,16 +204,7 @@ def start_world(root: Path, stack: ExitStack) -> World:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
     stack.callback(_stop, process)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"ai-fix serve did not start:\n{log.read_text()}")
-        time.sleep(0.05)
+    wait_for_http(f"{url}/healthz", process, log)
     return World(root, github, model_api, url, bare, log)
 
 
