@@ -55,7 +55,9 @@ def _copies(outputs: Sequence[str], src: str, dst: str) -> list[str]:
     lines = []
     for rel in outputs:
         frm, to = shlex.quote(f"{src}/{rel}"), shlex.quote(f"{dst}/{rel}")
-        lines.append(f'[ -e {to} ] || {{ mkdir -p "$(dirname {to})" && cp -R --preserve=mode,timestamps,links {frm} {to}; }}')
+        lines.append(
+            f'[ -e {to} ] || {{ mkdir -p "$(dirname {to})" && cp -R --preserve=mode,timestamps,links {frm} {to}; }}'
+        )
     return lines
 
 
