@@ -46,7 +46,7 @@ def one_run(root: Path, sandbox_kind: str) -> list[dict]:
     contract = build_contract(snapshot_from_markdown(issue, str(repo)), local)
     workspace = Workspace.local(repo, root / "jobs", branch=branch_name(None, contract.title), ref=local.commit)
     model = ScriptedModel(recorded_script())
-    kit = toolkit(load_settings(work_dir=root / "work"), model=lambda: model, sandbox=sandbox_kind)
+    kit = toolkit(load_settings(work_dir=root / "work"), model=lambda _choice: model, sandbox=sandbox_kind)
     try:
         result = run_session(
             contract,

@@ -55,7 +55,7 @@ def one_run(kind: str, root: Path) -> list[SetupReport]:
         env["PATH"] = f"{base}/bin:/usr/local/bin:/usr/bin:/bin"
         ro_paths += [Path("/usr"), base]
     settings = load_settings(work_dir=root / "work", sandbox_env=env, sandbox_ro_paths=ro_paths)
-    kit = toolkit(settings, model=lambda: ScriptedModel([]), sandbox=kind)
+    kit = toolkit(settings, model=lambda _choice: ScriptedModel([]), sandbox=kind)
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
     reports = []
     for n in (1, 2):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -31,6 +32,31 @@ def setup_secrets(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k[prefix:]: v for k, v in env.items() if k.startswith(SETUP_SECRET_PREFIX) and k[prefix:] and v}
 
 
+def credential_file_secrets(env: Mapping[str, str]) -> list[str]:
+    """The values inside files that secret-named variables point at (GOOGLE_APPLICATION_CREDENTIALS' key file)."""
+    values: list[str] = []
+    for name, path in env.items():
+        if not SECRET_NAME.search(name) or not os.path.isfile(path):
+            continue
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError:
+            continue
+        values += file_secrets(text) + json_secrets(text)
+    return values
+
+
+def json_secrets(text: str) -> list[str]:
+    """String values under secret-looking keys of a JSON object (a service-account key's `private_key`)."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return []
+    if not isinstance(doc, dict):
+        return []
+    return [v for k, v in doc.items() if SECRET_NAME.search(k) and isinstance(v, str) and len(v) >= MIN_SECRET]
+
+
 def repo_secret_files(repo: Path) -> list[str]:
     """Workspace-relative paths of files that hold secrets by convention (.env*, *.pem, keys)."""
     found = []
@@ -57,12 +83,19 @@ def held_secrets(
 ) -> list[str]:
     """Every secret value a job or run holds, longest first: the one list redaction is given.
 
-    The service's own secrets (settings), secret-looking environment values and every setup secret
-    (`os.environ` unless `env` is given), the contents of the repository's secret files when `repo`
-    is given, and `tokens` (the job's installation token).
+    The service's own secrets (settings: every model key, whichever variable set it), secret-looking
+    environment values (`os.environ` unless `env` is given) and what the credential files they name
+    hold (a cloud service-account key), every setup secret, the contents of the repository's secret
+    files when `repo` is given, and `tokens` (the job's installation token).
     """
     env = os.environ if env is None else env
-    values = [*settings.secret_values(), *env_secrets(env), *setup_secrets(env).values(), *tokens]
+    values = [
+        *settings.secret_values(),
+        *env_secrets(env),
+        *credential_file_secrets(env),
+        *setup_secrets(env).values(),
+        *tokens,
+    ]
     return sorted({*values, *(repo_secrets(repo) if repo is not None else [])} - {""}, key=len, reverse=True)
 
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
 
 
 class Settings(BaseSettings):
-    """Every knob of the service. Environment variables use the `AIFIX_` prefix."""
+    """Every knob of the service. Environment variables use the `AIFIX_` prefix; the model SDKs' own
+    variables (`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`, ...) stand in for unset `AIFIX_` ones. An empty
+    variable counts as unset."""
 
-    model_config = SettingsConfigDict(env_prefix="AIFIX_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="AIFIX_", extra="ignore", env_ignore_empty=True, populate_by_name=True)
 
     app_id: int | None = None
     """The GitHub App's numeric id (from its settings page)."""
@@ -34,10 +36,50 @@ class Settings(BaseSettings):
     """The issue label that starts a job."""
     workers: int = Field(default=2, ge=0, le=64)
     """How many in-process workers `ai-fix serve` runs."""
-    anthropic_api_key: SecretStr | None = None
-    """Key for the Anthropic Messages API (the model backend)."""
-    anthropic_base_url: str | None = None
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
+    )
+    """Key for the Anthropic Messages API (models named `claude-...` or `anthropic:...`)."""
+    anthropic_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL")
+    )
     """Override of the Messages API root (tests, proxies)."""
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    """Key for an OpenAI-compatible Chat Completions API (models named `openai:...`)."""
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    )
+    """Root of that API (any compatible server or gateway); OpenAI's own when unset."""
+    ollama_base_url: str = "http://127.0.0.1:11434/v1"
+    """The Ollama server's OpenAI-compatible root (models named `ollama:...`; no key)."""
+    vllm_base_url: str = "http://127.0.0.1:8000/v1"
+    """The vLLM server's OpenAI-compatible root (models named `vllm:...`; no key)."""
+    aws_region: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_AWS_REGION", "AWS_REGION", "AWS_DEFAULT_REGION")
+    )
+    """Bedrock's region (models named `bedrock:...`; credentials come from boto3's usual chain)."""
+    aws_bearer_token_bedrock: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_AWS_BEARER_TOKEN_BEDROCK", "AWS_BEARER_TOKEN_BEDROCK")
+    )
+    """A Bedrock API key, instead of signing with AWS credentials."""
+    bedrock_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_BEDROCK_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL")
+    )
+    """Override of Bedrock's runtime endpoint (a VPC endpoint, tests)."""
+    vertex_region: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_VERTEX_REGION", "CLOUD_ML_REGION")
+    )
+    """Vertex AI's region (models named `vertex:...`; credentials are Application Default Credentials)."""
+    vertex_project_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_VERTEX_PROJECT_ID", "ANTHROPIC_VERTEX_PROJECT_ID")
+    )
+    """The Google Cloud project; the credentials' own project when unset."""
+    vertex_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("AIFIX_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL")
+    )
+    """Override of Vertex AI's endpoint (Private Service Connect, tests)."""
     model: str = "claude-sonnet-5-5"
     """Default model for the execution loop; `.github/ai-fix.yml` `model.name` overrides it."""
     small_model: str = "claude-haiku-4-5"
@@ -81,15 +123,14 @@ class Settings(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every secret this process holds, for redaction of outgoing text."""
-        values = [
-            s.get_secret_value()
-            for s in (self.webhook_secret, self.admin_token, self.anthropic_api_key, self.private_key)
-            if s
-        ]
+        values = [v.get_secret_value() for v in self.__dict__.values() if isinstance(v, SecretStr)]
         if self.private_key is None and self.private_key_path is not None and self.private_key_path.is_file():
             values.append(self.private_key_path.read_text())
         return [v for v in values if v]
 
+
+VARIABLE_PREFIXES = ("AIFIX_", "ANTHROPIC_", "OPENAI_", "AWS_", "CLOUD_ML_")
+"""An error's location that is already a variable's name (an alias) is not prefixed again."""
 
 _FIXES = {
     "app_id": "set AIFIX_APP_ID to the numeric App ID shown on the GitHub App's settings page",
@@ -104,7 +145,8 @@ def load_settings(**overrides: object) -> Settings:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         err = exc.errors()[0]
-        name = "AIFIX_" + str(err["loc"][0]).upper() if err["loc"] else "AIFIX_*"
+        field = str(err["loc"][0]).upper() if err["loc"] else "*"
+        name = field if field.startswith(VARIABLE_PREFIXES) else "AIFIX_" + field
         raise ConfigError(f"{name}: {err['msg']}; fix the variable and start again") from exc
 
 

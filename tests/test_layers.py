@@ -15,6 +15,7 @@ FLOORS: list[set[str]] = [
     {"contract"},
     {"queue", "sandbox", "workspace", "model", "context"},
     {"checks"},
+    {"evidence"},
     {"loop"},
     {"delivery"},
     {"job"},
@@ -130,7 +131,7 @@ def test_the_rule_catches_an_upward_import_and_a_circle(tmp_path: Path) -> None:
         (fake / rel).parent.mkdir(parents=True, exist_ok=True)
         (fake / rel).write_text(text)
     assert upward_imports(tmp_path) == [
-        "bot/workspace/gate.py:2: bot.workspace.gate (floor 3) imports bot.loop.loop.Loop (floor 5)"
+        "bot/workspace/gate.py:2: bot.workspace.gate (floor 3) imports bot.loop.loop.Loop (floor 6)"
     ]
     assert import_cycles(tmp_path) == [["bot.workspace.gate", "bot.workspace.git", "bot.workspace.gate"]]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.secrets import held_secrets
 from bot.settings import load_settings
 
@@ -27,3 +29,28 @@ def test_held_secrets_cover_settings_environment_and_repo_files(tmp_path: Path) 
 def test_held_secrets_include_the_jobs_tokens_longest_first() -> None:
     held = held_secrets(load_settings(), {}, tokens=["ghs_short_token_1", "ghs_a_much_longer_token_value_2", ""])
     assert held == ["ghs_a_much_longer_token_value_2", "ghs_short_token_1"]
+
+
+def test_the_sdks_own_variables_stand_in_for_unset_aifix_ones_and_are_gathered(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {
+        "ANTHROPIC_API_KEY": "sk-ant-sdk-variable-0001",
+        "AIFIX_OPENAI_API_KEY": "",  # empty counts as unset
+        "OPENAI_API_KEY": "sk-openai-sdk-variable-0002",
+        "OPENAI_BASE_URL": "http://127.0.0.1:4000/v1",
+        "AIFIX_ANTHROPIC_BASE_URL": "http://127.0.0.1:5000",
+        "ANTHROPIC_BASE_URL": "http://ignored.example",
+    }.items():
+        monkeypatch.setenv(name, value)
+    settings = load_settings()
+    assert settings.anthropic_api_key is not None and settings.openai_api_key is not None
+    assert settings.anthropic_api_key.get_secret_value() == "sk-ant-sdk-variable-0001"
+    assert settings.openai_api_key.get_secret_value() == "sk-openai-sdk-variable-0002"
+    assert (settings.openai_base_url, settings.anthropic_base_url) == (
+        "http://127.0.0.1:4000/v1",
+        "http://127.0.0.1:5000",
+    )
+    # Gathered from the settings themselves, not only from a secret-looking environment.
+    assert {"sk-ant-sdk-variable-0001", "sk-openai-sdk-variable-0002"} <= set(held_secrets(settings, env={}))
+    monkeypatch.setenv("AIFIX_OPENAI_API_KEY", "sk-openai-aifix-variable-0003")
+    openai_key = load_settings().openai_api_key
+    assert openai_key is not None and openai_key.get_secret_value() == "sk-openai-aifix-variable-0003"

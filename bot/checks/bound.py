@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bot.checks.models import CheckResult, CheckRun, SetupReport
-from bot.checks.runner import run_baseline, run_checks
+from bot.checks.runner import run_baseline, run_checks, run_selected
 from bot.checks.setup import prepare_environment
 from bot.contract.models import TaskContract
 from bot.sandbox.base import Sandbox
@@ -54,6 +54,10 @@ class SandboxChecks:
             changed_files=changed_files,
         )
 
+    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
+        checks = [c for c in self.contract.checks if c.name in names and c.name not in self.set_aside]
+        return run_selected(self.sandbox, checks, files, commit=commit, secrets=self.secrets)
+
 
 class Unavailable:
     """The `Checks` of a job whose sandbox could not be opened: setup reports why, nothing else runs."""
@@ -68,4 +72,7 @@ class Unavailable:
         return CheckRun(commit=commit)
 
     def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
+        return CheckRun(commit=commit)
+
+    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
         return CheckRun(commit=commit)

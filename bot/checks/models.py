@@ -36,6 +36,8 @@ class CheckResult(BaseModel):
     """What the model is shown: failed assertions, key frames, secrets redacted."""
     reason: str = ""
     """Why a check is `error`, `killed`, `timeout` or `not_run`, in words."""
+    selected: list[str] = Field(default_factory=list)
+    """The test files it was narrowed to; empty when the whole check ran."""
 
 
 class CheckRun(BaseModel):

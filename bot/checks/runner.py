@@ -14,8 +14,10 @@ from pathlib import Path
 from bot.checks.classify import classify, local_module_names
 from bot.checks.junit import parse_junit
 from bot.checks.models import CheckResult, CheckRun
+from bot.checks.selection import runner, selected_command, test_files_for
 from bot.checks.signature import failure_signature
 from bot.checks.summary import summarize
+from bot.checks.unittest_output import parse_unittest
 from bot.contract.models import Check
 from bot.redact import redact
 from bot.sandbox.base import ExecResult, Sandbox
@@ -95,24 +97,53 @@ def run_baseline(
     return run
 
 
+def run_selected(
+    sandbox: Sandbox,
+    checks: Sequence[Check],
+    files: Sequence[str],
+    *,
+    commit: str,
+    secrets: Iterable[str] = (),
+    output_cap: int = OUTPUT_CAP,
+) -> CheckRun:
+    """The test checks narrowed to the tests in `files` (whole, when their command cannot be narrowed)."""
+    secrets = tuple(secrets)
+    local = local_module_names(_top_level_paths(sandbox.workspace))
+    results = []
+    for check in checks:
+        chosen = test_files_for(check, files)
+        command = selected_command(check, chosen)
+        result = run_check(sandbox, check, command=command, secrets=secrets, local_modules=local, output_cap=output_cap)
+        results.append(result.model_copy(update={"selected": chosen if command else []}))
+    return CheckRun(commit=commit, results=results)
+
+
 def run_check(
     sandbox: Sandbox,
     check: Check,
     *,
+    command: str | None = None,
     secrets: tuple[str, ...] = (),
     changed_files: Collection[str] = (),
     local_modules: Collection[str] = (),
     output_cap: int = OUTPUT_CAP,
 ) -> CheckResult:
+    """Run one check (or `command`, a narrowed form of it), classified, with per-test results where the runner gives them."""
     report = f"junit-{uuid.uuid4().hex[:12]}.xml"
     env = {
         # Per-test results for pytest, without leaving .pytest_cache or __pycache__ in the diff.
         "PYTEST_ADDOPTS": f"--junitxml={sandbox.artifact_dir}/{report} -o junit_family=xunit1 -p no:cacheprovider",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
-    result = sandbox.exec(check.run, timeout=check.timeout, output_cap=output_cap, env=env)
+    command = command or check.run
+    result = sandbox.exec(command, timeout=check.timeout, output_cap=output_cap, env=env)
     xml = sandbox.read_artifact(report)
-    tests = parse_junit(xml, workdir=sandbox.workdir) if xml else []
+    if xml:
+        tests = parse_junit(xml, workdir=sandbox.workdir)
+    elif runner(check) == "unittest":
+        tests = parse_unittest(result.output, command=command, workdir=sandbox.workdir)
+    else:
+        tests = []
     status, reason = classify(
         result,
         timeout=check.timeout,
@@ -124,7 +155,7 @@ def run_check(
     failed = status != "pass"
     return CheckResult(
         name=check.name,
-        command=check.run,
+        command=command,
         status=status,
         exit_code=result.exit_code,
         duration_s=result.duration_s,

@@ -57,7 +57,7 @@ def demo_main(args: argparse.Namespace) -> int:
             repo,
             root / "out",
             settings=settings,
-            model=model,
+            model=lambda _choice: model,
             model_name=None,
             sandbox_kind=settings.sandbox,
             label="replay",
@@ -66,6 +66,6 @@ def demo_main(args: argparse.Namespace) -> int:
         print("--- the PR body ai-fix would post (pr.md) ---")
         print((root / "out" / "pr.md").read_text())
         print(
-            "(replayed: run `ai-fix run --repo PATH --issue FILE.md` with AIFIX_ANTHROPIC_API_KEY set for a live session)"
+            "(replayed: run `ai-fix run --repo PATH --issue FILE.md` with a model key set, e.g. AIFIX_ANTHROPIC_API_KEY, for a live session; README: Model providers)"
         )
     return 0 if result.accepted else 1

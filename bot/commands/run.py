@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.checks.models import SetupReport
-from bot.commands.toolkit import model_override, open_model, toolkit
+from bot.commands.toolkit import model_opener, model_override, toolkit
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles, read_issue_file
 from bot.contract.models import TaskContract
@@ -23,9 +23,9 @@ from bot.loop.preflight import clarification_reason
 from bot.loop.records import EndRecord
 from bot.loop.report import PHASE_WORDS, Phase
 from bot.loop.result import RunResult
-from bot.loop.session import run_session
+from bot.loop.session import ModelOpener, run_session
 from bot.loop.trace import Trace
-from bot.model.base import Model
+from bot.model.routing import choose_model
 from bot.redact import redact
 from bot.secrets import held_secrets
 from bot.settings import Settings, load_settings
@@ -62,7 +62,7 @@ def write_outputs(result: RunResult, out: Path, secrets: list[str]) -> None:
     """pr.md (the body that would be posted) and evidence.json; trace.jsonl is already there."""
     body = render_pr_body(result, issue_number=result.contract.provenance.number or None)
     (out / "pr.md").write_text(redact(body, secrets))
-    (out / "evidence.json").write_text(redact(json.dumps(result.evidence(), indent=2), secrets) + "\n")
+    (out / "evidence.json").write_text(redact(json.dumps(result.evidence_json(), indent=2), secrets) + "\n")
 
 
 class LineReporter:
@@ -84,7 +84,7 @@ def execute(
     out: Path,
     *,
     settings: Settings,
-    model: Model,
+    model: ModelOpener,
     model_name: str | None,
     sandbox_kind: str,
     stream: TextIO | None = None,
@@ -112,6 +112,8 @@ def execute(
         write_outputs(result, out, secrets)
         say(f"done: {result.outcome}: {result.reason}")
         return result
+    # Opened before any branch is made: a missing key or a bad model spec stops the run here.
+    opened = model(choose_model(contract, settings.model, settings.small_model, override=model_name))
     # A directory of its own per run: runs at once never collide, and one killed midway leaves
     # nothing in the way of the next. It is removed afterwards; the branch stays in the repository.
     jobs = settings.work_dir / "local"
@@ -125,7 +127,7 @@ def execute(
             result = run_session(
                 contract,
                 workspace,
-                toolkit(settings, model=lambda: model, sandbox=sandbox_kind),
+                toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind),
                 repo=str(repo),
                 secrets=secrets,
                 trace_path=out / "trace.jsonl",
@@ -148,13 +150,12 @@ def run_main(args: argparse.Namespace) -> int:
     repo = Path(args.repo).resolve()
     markdown = task_markdown(args)
     out = Path(args.out) if args.out else settings.work_dir / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    model = open_model(args.model, settings)
     result = execute(
         markdown,
         repo,
         out,
         settings=settings,
-        model=model,
+        model=model_opener(args.model, settings),
         model_name=model_override(args.model),
         sandbox_kind=args.sandbox or settings.sandbox,
     )

@@ -1,19 +1,22 @@
-"""How runs get their parts, built from the settings: the model, the sandbox opener, retrieval, the default pipeline."""
+"""How runs get their parts, built from the settings: the models, the sandbox opener, retrieval, the default pipeline."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+
+from pydantic import SecretStr
 
 from bot.context.provider import RepoContext, repo_tag_cache
 from bot.contract.models import SandboxConfig
 from bot.errors import ConfigError
 from bot.job.pipeline import DeliveryPipeline
-from bot.loop.session import Toolkit
+from bot.loop.session import ModelOpener, Toolkit
 from bot.model.anthropic_backend import AnthropicModel
 from bot.model.base import Model
+from bot.model.providers import RoutedModel, parse_spec
 from bot.model.replay import ReplayModel
+from bot.model.routing import ModelChoice
 from bot.queue.pipeline import Pipeline
 from bot.sandbox.base import Sandbox, SandboxJob
 from bot.sandbox.select import open_sandbox
@@ -21,25 +24,80 @@ from bot.sandbox.snapshots import repo_slug
 from bot.secrets import setup_secrets
 from bot.settings import Settings
 
+NO_KEY = "no-key"
+"""What the SDK sends as its key to servers that need none (Ollama, vLLM): never a real key from the environment."""
+HOW_TO_CHOOSE = "or choose models of a provider you have (--model, model.name and model.small in .github/ai-fix.yml, AIFIX_MODEL, AIFIX_SMALL_MODEL)"
 
-def open_model(spec: str | None, settings: Settings) -> Model:
-    """`replay:TRACE` replays a trace; anything else (or nothing) is the Anthropic backend."""
-    if spec and spec.startswith("replay:"):
-        return ReplayModel.from_trace(Path(spec.removeprefix("replay:")))
-    if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
-        raise ConfigError(
-            "AIFIX_ANTHROPIC_API_KEY is not set: set it to an Anthropic API key, or pass --model replay:TRACE to replay a recorded run"
+
+def _missing_key(variables: str, vendor: str, spec: str, role: str) -> ConfigError:
+    return ConfigError(
+        f"{variables} are not set, and {spec} (the {role} model) is an {vendor} model: set one to an {vendor} API key, {HOW_TO_CHOOSE}"
+    )
+
+
+def secret(value: SecretStr | None) -> str:
+    return value.get_secret_value() if value is not None else ""
+
+
+def open_backend(provider: str, settings: Settings, *, spec: str, role: str) -> Model:
+    """One provider's client, configured from the settings; ConfigError naming both key variables when one is needed.
+
+    The other providers' modules are imported only when a run names them: importing the `openai` SDK
+    costs about a second of CPU, which every start of `ai-fix serve` would otherwise pay.
+    """
+    if provider == "anthropic":
+        if not (key := secret(settings.anthropic_api_key)):
+            raise _missing_key("AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY", "Anthropic", spec, role)
+        return AnthropicModel.from_settings(key, settings.anthropic_base_url)
+    from bot.model.clouds import bedrock_model, vertex_model
+    from bot.model.openai_backend import OpenAIModel
+
+    if provider == "openai":
+        if not (key := secret(settings.openai_api_key)):
+            raise _missing_key("AIFIX_OPENAI_API_KEY and OPENAI_API_KEY", "OpenAI", spec, role)
+        return OpenAIModel.from_settings(key, settings.openai_base_url)
+    if provider == "bedrock":
+        return bedrock_model(
+            region=settings.aws_region,
+            base_url=settings.bedrock_base_url,
+            api_key=secret(settings.aws_bearer_token_bedrock) or None,
         )
-    return AnthropicModel.from_settings(settings.anthropic_api_key.get_secret_value(), settings.anthropic_base_url)
+    if provider == "vertex":
+        return vertex_model(
+            region=settings.vertex_region, project_id=settings.vertex_project_id, base_url=settings.vertex_base_url
+        )
+    # Self-hosted servers: no key, and the older `max_tokens` field they all read.
+    base_url = {"ollama": settings.ollama_base_url, "vllm": settings.vllm_base_url}[provider]
+    return OpenAIModel.from_settings(NO_KEY, base_url, max_tokens_field="max_tokens")
+
+
+def open_models(choice: ModelChoice, settings: Settings) -> Model:
+    """A backend for each provider the chosen models name (opened once each), routed by the spec's prefix."""
+    roles = {choice.name: "main"}
+    roles.setdefault(choice.small, "small")
+    backends: dict[str, Model] = {}
+    for spec, role in roles.items():
+        provider = parse_spec(spec).provider
+        if provider not in backends:
+            backends[provider] = open_backend(provider, settings, spec=spec, role=role)
+    return RoutedModel(backends)
+
+
+def model_opener(spec: str | None, settings: Settings) -> ModelOpener:
+    """`--model replay:TRACE` replays a trace (read now, so a bad path stops at start); else the settings' providers."""
+    if spec and spec.startswith("replay:"):
+        replay = ReplayModel.from_trace(Path(spec.removeprefix("replay:")))
+        return lambda _choice: replay
+    return lambda choice: open_models(choice, settings)
 
 
 def model_override(spec: str | None) -> str | None:
-    """The model id `--model` names, when it names one (a replay names a trace, not a model)."""
+    """The model spec `--model` names, when it names one (a replay names a trace, not a model)."""
     return None if spec is None or spec.startswith("replay:") else spec
 
 
-def toolkit(settings: Settings, *, model: Callable[[], Model], sandbox: str | None = None) -> Toolkit:
-    """How runs get their parts: `model` opens the backend, the sandbox backend is `sandbox` or AIFIX_SANDBOX."""
+def toolkit(settings: Settings, *, model: ModelOpener, sandbox: str | None = None) -> Toolkit:
+    """How runs get their parts: `model` opens the backends, the sandbox backend is `sandbox` or AIFIX_SANDBOX."""
     kind = sandbox or settings.sandbox
 
     def sandbox_for(tree: Path, config: SandboxConfig, job: SandboxJob) -> Sandbox:
@@ -70,5 +128,10 @@ def toolkit(settings: Settings, *, model: Callable[[], Model], sandbox: str | No
 
 
 def delivery_pipeline(settings: Settings) -> Pipeline:
-    """The default AIFIX_PIPELINE: contract → loop → pull request, with the model opened afresh for each job."""
-    return DeliveryPipeline(toolkit(settings, model=lambda: open_model(None, settings)))
+    """The default AIFIX_PIPELINE: contract → loop → pull request, with the models opened afresh for each job.
+
+    The default models are opened once here, so a missing key stops `ai-fix serve` at start; a repository's
+    own `model:` config is opened with its job.
+    """
+    open_models(ModelChoice(name=settings.model, small=settings.small_model, reason="the defaults"), settings)
+    return DeliveryPipeline(toolkit(settings, model=model_opener(None, settings)))

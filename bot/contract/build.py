@@ -13,6 +13,7 @@ from bot.contract.config import CONFIG_PATH, RepoConfig, parse_config
 from bot.contract.detect import Root, detect_checks
 from bot.contract.evidence import find_evidence
 from bot.contract.files import RepoFiles
+from bot.contract.kind import for_reviewer, task_kind
 from bot.contract.models import (
     Budget,
     Check,
@@ -42,6 +43,10 @@ MISSING_CRITERIA = (
     "command or test, expected against actual behaviour, or a code sample)"
 )
 REPRO_CRITERION = "A test reproducing the report is added; it fails before the change and passes after it."
+NO_CHECKS = (
+    "checks: none were found or configured, so nothing can verify the change and the run can end `unverified` at "
+    "best; add `checks:` to .github/ai-fix.yml (e.g. `python -m pytest -q`)"
+)
 
 
 def snapshot_from_markdown(text: str, repo: str) -> Snapshot:
@@ -189,7 +194,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
     budget = Budget(**config.budget.model_dump()) if config else Budget()
 
     title = b.sanitized(snapshot.title)
-    goal, non_goals, constraints, stated = "", [], [], []
+    goal, non_goals, constraints, stated, kind_section = "", [], [], [], ""
     discussion: list[str] = []
     parts = b.parts()
     for source, _, sec in parts:
@@ -200,6 +205,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         non_goals += sec.non_goals
         constraints += sec.constraints
         stated += sec.acceptance_criteria
+        kind_section = sec.kind or kind_section
         scope, notes = narrow_scope(scope, sec.scope_allow, sec.scope_deny, source)
         b.ignored += notes
         checks, notes = narrow_checks(checks, sec.checks, source)
@@ -216,12 +222,17 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         goal = "\n\n".join([goal, *discussion])
         b.note_source("goal", "writer comments")
 
-    evidence = find_evidence("\n\n".join(text for _, text, _ in parts))
+    issue_text = "\n\n".join(part for _, part, _ in parts)
+    evidence = find_evidence(issue_text)
+    kind, b.sources["kind"] = task_kind(snapshot.labels, kind_section, evidence, f"{title}\n{issue_text}")
+    feedback = b.feedback()
     criteria = [Criterion(text=t, origin="stated") for t in stated]
+    criteria += [Criterion(text=f, origin="review", for_reviewer=for_reviewer(f)) for f in feedback]
     if evidence:
-        criteria.append(Criterion(text=REPRO_CRITERION, origin="derived"))
+        criteria.append(Criterion(text=REPRO_CRITERION, origin="derived", rule="reproduction"))
     if checks:
-        criteria.append(Criterion(text=f"The checks pass: {', '.join(c.name for c in checks)}.", origin="derived"))
+        names = ", ".join(c.name for c in checks)
+        criteria.append(Criterion(text=f"The checks pass: {names}.", origin="derived", rule="checks"))
 
     missing: list[str] = []
     if not stated and not evidence:
@@ -234,8 +245,10 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
             f"{CONFIG_PATH}'s `scope.allow`; list paths inside it"
         )
 
+    blocking = bool(missing)
+    if not checks:
+        missing.append(NO_CHECKS)
     untrusted = b.untrusted()
-    feedback = b.feedback()
     conventions = b.conventions()
     if snapshot.author_permission not in WRITE_PERMISSIONS:
         b.sources["body"] = (
@@ -247,8 +260,9 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
     local = snapshot.number == 0
     taken = snapshot.taken_at or (now or datetime.now(UTC)).isoformat()
     return TaskContract(
-        status="needs_clarification" if missing else "ready",
+        status="needs_clarification" if blocking else "ready",
         missing=missing,
+        kind=kind,
         title=title,
         goal=goal,
         non_goals=non_goals,

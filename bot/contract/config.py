@@ -29,6 +29,17 @@ class CheckEntry(_Strict):
     """Letters, digits, `_.-`: how the issue's `## Checks` and the PR evidence refer to it."""
     run: str = Field(min_length=1)
     timeout: int = Field(default=600, gt=0, le=86400)
+    run_tests: str | None = Field(default=None, min_length=1)
+    """The same tests, only those in the files that replace `{tests}` (e.g. `npx vitest run {tests}`)."""
+
+    @field_validator("run_tests")
+    @classmethod
+    def _has_placeholder(cls, command: str | None) -> str | None:
+        if command is not None and "{tests}" not in command:
+            raise ValueError(
+                "must contain {tests}, where ai-fix puts the test files to run (e.g. npx vitest run {tests})"
+            )
+        return command
 
 
 class ScopeEntry(_Strict):

@@ -16,7 +16,9 @@ from bot.contract.files import RepoFiles
 from bot.contract.models import Check
 
 _NPM_PLACEHOLDER = "no test specified"
-TEST_RUNNERS = frozenset({"pytest", "tox", "nox", "npm-test", "go-test", "cargo-test", "make-test"})
+MAX_TEST_FILES_READ = 5
+"""Enough test files to tell unittest from pytest without reading a whole suite over the contents API."""
+TEST_RUNNERS = frozenset({"pytest", "unittest", "tox", "nox", "npm-test", "go-test", "cargo-test", "make-test"})
 """Detected checks that run the project's tests; the others (linters, type checkers) cannot verify a criterion alone."""
 
 
@@ -64,8 +66,13 @@ def _python(root: Root) -> list[Check]:
         or mentions_pytest
     )
     is_python = root.has("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "noxfile.py", "requirements.txt")
-    if pytest or (is_python and root.has("tests", "test")):
+    folder, unittest_only = _test_folder(root)
+    if pytest or (is_python and folder and not unittest_only):
         checks.append(Check(name="pytest", run="python -m pytest -q", origin="detected"))
+    elif folder and unittest_only:
+        top = " -t ." if root.files.read_text(f"{folder}/__init__.py") is not None else ""
+        run = f"python -m unittest discover -s {folder}{top} -v"
+        checks.append(Check(name="unittest", run=run, origin="detected"))
     elif root.has("tox.ini") or root.tool("tox"):
         checks.append(Check(name="tox", run="tox", origin="detected"))
     elif root.has("noxfile.py"):
@@ -80,6 +87,22 @@ def _python(root: Root) -> list[Check]:
         configured_files = re.search(r"^\s*files\s*=", mypy_conf, re.M) is not None
         checks.append(Check(name="mypy", run="python -m mypy" + ("" if configured_files else " ."), origin="detected"))
     return checks
+
+
+def _test_folder(root: Root) -> tuple[str | None, bool]:
+    """(the `tests/` or `test/` folder holding test_*.py files, whether they are written for unittest alone)."""
+    for folder in ("tests", "test"):
+        if not root.has(folder):
+            continue
+        files = [
+            p for p in root.files.list_dir(folder) if p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")
+        ]
+        if files:
+            texts = [root.files.read_text(p) or "" for p in files[:MAX_TEST_FILES_READ]]
+            uses_unittest = any(re.search(r"^\s*(?:import|from) unittest\b", t, re.M) for t in texts)
+            uses_pytest = any(re.search(r"\bpytest\b", t) for t in texts)
+            return folder, uses_unittest and not uses_pytest
+    return None, False
 
 
 def _node(root: Root) -> list[Check]:

@@ -10,10 +10,17 @@ ALWAYS_DENIED: tuple[str, ...] = (".git/**", ".github/workflows/**", ".github/ai
 """Paths no job may change, whatever the config or the issue says."""
 
 
+TaskKind = Literal["bug", "feature"]
+
+
 class Criterion(BaseModel):
     text: str
-    origin: Literal["stated", "derived"]
-    """`stated` when it came from the issue, `derived` when ai-fix added it."""
+    origin: Literal["stated", "derived", "review"]
+    """`stated` when it came from the issue, `derived` when ai-fix added it, `review` from a reviewer's request."""
+    for_reviewer: bool = False
+    """A request no test can show (wording, docs, naming): listed for the reviewer, never needs a test."""
+    rule: Literal["reproduction", "checks"] | None = None
+    """For a derived criterion, what shows it: a test reproducing the report, or every check passing."""
 
 
 class Scope(BaseModel):
@@ -30,6 +37,9 @@ class Check(BaseModel):
     timeout: int = 600
     """Seconds before the whole process tree is killed."""
     origin: Literal["config", "issue", "detected"] = "config"
+    run_tests: str | None = None
+    """How to run only some tests: a command with a `{tests}` placeholder for the test files (runners other than
+    pytest and unittest, whose commands ai-fix derives itself); used to reproduce the report on the base commit."""
 
 
 class Budget(BaseModel):
@@ -106,6 +116,11 @@ class Conventions(BaseModel):
 class TaskContract(BaseModel):
     status: Literal["ready", "needs_clarification"]
     missing: list[str] = Field(default_factory=list)
+    """What the task lacks: acceptance criteria or a scope (then it cannot start), or checks (then nothing can
+    verify it: a run ends `unverified` at best)."""
+    kind: TaskKind = "bug"
+    """A bug report or new behaviour (from the labels, a `## Kind` section, else the kind of evidence given):
+    only new behaviour may be shown by a test that cannot even be collected before the change."""
     title: str = ""
     goal: str = ""
     non_goals: list[str] = Field(default_factory=list)

@@ -1,4 +1,4 @@
-"""Pure renderers: the contract comment, the clarification comment, the config-error comment, and
+"""Pure renderers: the contract, clarification and config-error sections of the issue comment, and
 the files `ai-fix init` writes. Text from the issue is echoed as inert quoted data by delivery's
 safety rules: no image or link to a host other than GitHub, no @-mention, no closing keyword."""
 
@@ -12,10 +12,8 @@ from bot.contract.models import Check, TaskContract
 from bot.contract.templates import template
 from bot.markdown import code_block, code_span, inert_line, inert_quote
 
-MARKER = "<!-- ai-fix:contract -->"
-"""Hidden marker of the one contract/clarification comment ai-fix keeps per issue (updated in place)."""
-MAX_COMMENT_CHARS = 60_000
-"""GitHub rejects comment bodies over 65,536 characters."""
+MAX_COMMENT_CHARS = 40_000
+"""GitHub rejects comment bodies over 65,536 characters; the contract shares the comment with the progress."""
 RESTART = "Edit the issue and re-label it, or comment `/agent retry`, to start again."
 
 
@@ -40,7 +38,7 @@ def render_contract_comment(contract: TaskContract) -> str:
     """The "what I am going to do" comment posted before work starts (status ready)."""
     c = contract
     b = c.budget
-    out = [MARKER, "### ai-fix: what I am going to do", "", "**Goal**", "", inert_quote(c.goal), ""]
+    out = ["#### ai-fix: what I am going to do", "", "**Goal**", "", inert_quote(c.goal), ""]
     out += ["**Acceptance criteria**", ""]
     out += [f"- [ ] {inert_line(a.text)} _({a.origin})_" for a in c.acceptance_criteria] or ["- (none)"]
     for title, items in (
@@ -90,8 +88,7 @@ def render_contract_comment(contract: TaskContract) -> str:
 def render_clarification_comment(contract: TaskContract) -> str:
     """The comment that says exactly what is missing (status needs_clarification), with an example."""
     out = [
-        MARKER,
-        "### ai-fix needs more before it starts",
+        "#### ai-fix needs more before it starts",
         "",
         "I could not tell how to verify this request, so I have not changed anything. What I need:",
         "",
@@ -117,8 +114,7 @@ def render_config_error_comment(error: str) -> str:
     return _cap(
         "\n".join(
             [
-                MARKER,
-                "### ai-fix cannot read `.github/ai-fix.yml`",
+                "#### ai-fix cannot read `.github/ai-fix.yml`",
                 "",
                 "The configuration on the default branch has errors, so I have not started. Fix them:",
                 "",

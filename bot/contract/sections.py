@@ -33,6 +33,10 @@ SECTION_NAMES: dict[str, str] = {
     "checks": "checks",
     "check": "checks",
     "budget": "budget",
+    "kind": "kind",
+    "type": "kind",
+    "issue type": "kind",
+    "task kind": "kind",
 }
 """Normalised heading text → contract section."""
 
@@ -44,6 +48,7 @@ HEADINGS: dict[str, str] = {
     "scope": "Scope",
     "checks": "Checks",
     "budget": "Budget",
+    "kind": "Kind",
 }
 """Contract section → the heading it is written under (for provenance and messages)."""
 
@@ -62,6 +67,8 @@ class IssueSections(BaseModel):
     checks: list[str] = Field(default_factory=list)
     budget: dict[str, str] = Field(default_factory=dict)
     """Budget key → value as written; the caller validates and narrows."""
+    kind: str = ""
+    """What the `## Kind` section (or an issue form's Type field) says, as written: "Bug", "Feature request"..."""
     free_text: str = ""
     """Everything outside the contract sections (preamble and other headings), for goal and evidence."""
 
@@ -145,6 +152,8 @@ def parse_sections(text: str) -> IssueSections:
                     (out.scope_deny if deny else out.scope_allow).append(token)
         elif name == "checks":
             out.checks.extend(t for t in map(first_token, items) if t)
+        elif name == "kind":
+            out.kind = next(iter(items), "")
         else:
             for item in items:
                 m = re.match(r"`?(\w+)`?\s*[:=]\s*`?([^`\s]+)`?", item)

@@ -15,9 +15,10 @@ TEXT_LIMIT = 65_535
 """GitHub's limit for `output.summary` and `output.text`."""
 ANNOTATIONS_PER_REQUEST = 50
 
-Conclusion = Literal["success", "failure", "action_required"]
+Conclusion = Literal["success", "neutral", "failure", "action_required"]
 CONCLUSIONS: dict[str, Conclusion] = {
     "accepted": "success",
+    "unverified": "neutral",
     "handed_off": "failure",
     "failed": "failure",
     "needs_clarification": "action_required",

@@ -19,6 +19,9 @@ from bot.markers import PR_KIND, PROGRESS_KIND, find_marker, marker
 from bot.redact import RedactionError, safe_outgoing
 
 HANDOFF_LABEL = "ai-fix:handoff"
+UNVERIFIED_LABEL = "ai-fix:unverified"
+OUTCOME_LABELS = {"handed_off": HANDOFF_LABEL, "failed": HANDOFF_LABEL, "unverified": UNVERIFIED_LABEL}
+"""The label a PR carries for each outcome that is not a verified fix; an accepted PR carries neither."""
 REPLY_KIND = "reply"
 
 _READY = "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }"
@@ -146,15 +149,17 @@ class GitHubOutput:
             self.gh.graphql(_READY if ready else _DRAFT, {"id": pr.node_id})
         return pr.model_copy(update={"draft": not ready})
 
-    def set_handoff_label(self, pr: PullRef, on: bool) -> None:
-        if on:
-            self._json(lambda: self.gh.rest.issues.add_labels(self.owner, self.name, pr.number, labels=[HANDOFF_LABEL]))
-            return
-        try:
-            with calling(handled=(404,)):
-                self.gh.rest.issues.remove_label(self.owner, self.name, pr.number, HANDOFF_LABEL)
-        except Refused:
-            pass  # the label was not there, which is what we want
+    def set_outcome_label(self, pr: PullRef, outcome: str) -> None:
+        """The outcome's label on the PR (`ai-fix:handoff`, `ai-fix:unverified`), the other one removed."""
+        wanted = OUTCOME_LABELS.get(outcome)
+        if wanted:
+            self._json(lambda: self.gh.rest.issues.add_labels(self.owner, self.name, pr.number, labels=[wanted]))
+        for label in {HANDOFF_LABEL, UNVERIFIED_LABEL} - {wanted}:
+            try:
+                with calling(handled=(404,)):
+                    self.gh.rest.issues.remove_label(self.owner, self.name, pr.number, label)
+            except Refused:
+                pass  # the label was not there, which is what we want
 
     # Check run ---------------------------------------------------------------------------------
 
@@ -200,9 +205,9 @@ class GitHubOutput:
         """The one bot comment carrying the hidden `tag` on the issue, edited in place; created only when there is none."""
         return self.client.upsert_marked_comment(issue_number, self._safe(body), tag, comment_id=comment_id)
 
-    def upsert_progress(self, issue_number: int, body: str, comment_id: int | None) -> int:
-        """The one progress comment (found by its marker unless its id is known); returns its id."""
-        return int(self.upsert_comment(issue_number, body, marker(PROGRESS_KIND, issue_number), comment_id)["id"])
+    def upsert_progress(self, issue_number: int, body: str, comment_id: int | None) -> dict[str, Any]:
+        """The one comment ai-fix keeps on the issue (found by its marker unless its id is known)."""
+        return self.upsert_comment(issue_number, body, marker(PROGRESS_KIND, issue_number), comment_id)
 
     def reply_once(self, pr: PullRef, comment_id: int, body: str, *, key: str) -> bool:
         """Reply in a review thread unless a reply with this key is already there (a redelivered review)."""

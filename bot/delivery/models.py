@@ -22,6 +22,8 @@ class RoundRecord(BaseModel):
     outcome: Outcome
     reason: str
     head_sha: str = ""
+    base_sha: str = ""
+    """The commit its evidence was taken against: the pull request's original base, kept for later rounds."""
     steps: int = 0
     files: int = 0
     added: int = 0
@@ -44,6 +46,14 @@ class Progress(BaseModel):
     """How this round's environment was prepared (setup ran or was reused, how long it took)."""
     outcome: Outcome | None = None
     reason: str = ""
+    contract: str = ""
+    """The contract section (or what the task lacks, or why the config cannot be read), rendered by the stage."""
+    contract_open: bool = False
+    """Shown open rather than folded: when it is what stops the job (clarification, a broken config)."""
+    not_verified: list[str] = Field(default_factory=list)
+    """What the harness could not show, when the outcome is not a verified fix."""
+    handoff: list[str] = Field(default_factory=list)
+    """The handoff's lines, when no pull request carries them."""
 
 
 ROUNDS_RECORD = "rounds"

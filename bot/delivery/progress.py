@@ -1,4 +1,5 @@
-"""The one progress comment on the issue: a checklist of phases, updated in place."""
+"""The one comment ai-fix keeps on an issue, updated in place: the progress, the outcome, the handoff
+when no pull request carries it, and the task contract."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ PHASE_WORDS: dict[Phase, str] = {
 
 
 def render_progress(progress: Progress) -> str:
-    """Done phases ticked, the current one in bold (⏳, or ❌ where a run stopped), then the PR link and outcome."""
+    """Done phases ticked, the current one in bold (⏳, or ❌ where a run stopped), the PR link, the outcome with
+    what was not verified, the handoff, then the contract."""
     current = PHASES.index(progress.current) if progress.current else len(PHASES)
     lines = [marker(PROGRESS_KIND, progress.issue_number), "### ai-fix progress", ""]
     for r in progress.rounds:
@@ -29,7 +31,9 @@ def render_progress(progress: Progress) -> str:
         words = PHASE_WORDS[phase]
         if phase == "round":
             words = f"Round {progress.round_n} ({KIND_WORDS[progress.round_kind]})"
-        if i < current:
+        if phase == "pull_request" and i < current and progress.outcome and not progress.pr_url:
+            lines.append(f"- [ ] {words}: none (nothing was kept to review)")
+        elif i < current:
             lines.append(f"- [x] {words}")
         elif i == current:
             lines.append(f"- [ ] **{words}** " + ("❌ stopped here" if progress.outcome else "⏳ in progress"))
@@ -41,4 +45,12 @@ def render_progress(progress: Progress) -> str:
         lines += ["", f"Pull request: {progress.pr_url}"]
     if progress.outcome:
         lines += ["", OUTCOME_WORDS[progress.outcome], "", f"Why: {inert_line(progress.reason)}"]
+    if progress.not_verified:
+        lines += ["", "**Not verified:**", *(f"- {item}" for item in progress.not_verified)]
+    if progress.handoff:
+        lines += ["", "#### Handoff", "", *progress.handoff]
+    if progress.contract and progress.contract_open:
+        lines += ["", "---", "", progress.contract.rstrip()]
+    elif progress.contract:
+        lines += ["", "<details><summary>Task contract</summary>", "", progress.contract.rstrip(), "", "</details>"]
     return "\n".join(lines) + "\n"

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 from bot.checks.models import CheckResult, CheckRun
 from bot.contract.models import TaskContract
+from bot.delivery.evidence import criteria_lines, not_verified, reproduction_lines, weakening_lines
+from bot.delivery.handoff import handoff_lines
 from bot.delivery.models import RoundRecord, rounds_record
 from bot.loop.result import Cost, RunResult
 from bot.markdown import code_block, code_span, inert_line, inert_quote
@@ -29,9 +31,13 @@ STATUS_ICONS = {
 }
 
 OUTCOME_WORDS = {
-    "accepted": "✅ **Accepted**: every contract check passes and the change is inside the contract's scope and limits.",
+    "accepted": "✅ **Accepted**: the checks pass, every acceptance criterion is shown by evidence ai-fix produced "
+    "(a test that fails on the base commit and passes after the change), and the change is inside the contract's "
+    "scope and limits.",
+    "unverified": "🔍 **Unverified**: the checks pass, but ai-fix could not show every acceptance criterion met; "
+    "the change is kept as a draft, not vouched for. What is missing is under *Not verified*.",
     "handed_off": "🤝 **Handed off**: the change is not finished; what was done and what is left are under *Handoff*.",
-    "failed": "💥 **Failed**: the run stopped on an error outside the task; the work so far is on the branch.",
+    "failed": "💥 **Failed**: the run stopped on an error outside the task.",
     "needs_clarification": "❓ **Needs clarification**: the task cannot be checked as written.",
 }
 
@@ -80,6 +86,7 @@ def record_round(result: RunResult, *, n: int, kind: JobKind) -> RoundRecord:
         outcome=result.outcome,
         reason=result.reason,
         head_sha=result.head_sha,
+        base_sha=result.evidence.base_sha or result.base_sha,
         steps=result.steps,
         files=len(result.diff.files),
         added=result.diff.added,
@@ -141,6 +148,7 @@ def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
         "",
         f"- Checks after the change: {passing} of {len(result.contract.checks)} pass"
         + (f" (on the base commit: {_passing(result.baseline)})" if result.baseline else ""),
+        f"- Evidence: {_evidence_line(result)}",
         f"- {_count(len(result.diff.files), 'file')} changed, +{result.diff.added} −{result.diff.removed} lines",
         f"- Round {len(rounds) + 1}"
         + (f" (earlier rounds: {', '.join(_round_line(r) for r in rounds)})" if rounds else ""),
@@ -162,6 +170,13 @@ def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
             inert_quote(result.model_summary),
         ]
     return "\n".join(lines)
+
+
+def _evidence_line(result: RunResult) -> str:
+    e = result.evidence
+    shown = sum(1 for c in e.criteria if c.verified)
+    needed = sum(1 for c in e.criteria if not c.for_reviewer)
+    return f"reproduction {e.reproduction.status.replace('_', ' ')}; {shown} of {needed} acceptance criteria shown"
 
 
 def _passing(run: CheckRun | None) -> str:
@@ -253,6 +268,10 @@ def _evidence(result: RunResult, log_chars: int) -> str:
         lines += ["", f"**Tests that went from passing to failing ({len(broken)}):**"] + [
             f"- {code_span(t)}" for t in broken
         ]
+    lines += ["", *reproduction_lines(result.evidence)]
+    if result.evidence.criteria:
+        lines += ["", *criteria_lines(result.evidence)]
+    lines += weakening_lines(result.evidence)
     if log_chars:
         lines += _logs(result, log_chars)
     return "\n".join(lines)
@@ -291,16 +310,10 @@ def trim_log(result: CheckResult, limit: int) -> str:
 
 
 def _not_verified(result: RunResult) -> str:
-    items: list[tuple[str, str]] = []
-    for check in result.contract.checks:
-        after = result.final.result(check.name) if result.final else None
-        base = result.baseline.result(check.name) if result.baseline else None
-        if after is None or after.status == "not_run":
-            set_aside = base.reason if base and base.status == "not_run" else ""
-            items.append((check.name, (after.reason if after else "") or set_aside or "not run after the change"))
+    items = not_verified(result)
     if not items:
-        return "## Not verified\n\nEvery contract check ran after the change."
-    return "\n".join(["## Not verified", ""] + [f"- {code_span(name)}: {inert_line(reason)}" for name, reason in items])
+        return "## Not verified\n\nNothing: every acceptance criterion is shown and every contract check ran after the change."
+    return "\n".join(["## Not verified", "", *(f"- {i}" for i in items)])
 
 
 def _risks(result: RunResult) -> str:
@@ -348,20 +361,10 @@ def _handoff(result: RunResult) -> str:
     h = result.handoff
     if result.accepted and not (h.not_done or h.ruled_out or h.question or h.next_steps):
         return (
-            "## Handoff\n\nNothing left to hand off: every contract check passes. Review the diff and merge or comment."
+            "## Handoff\n\nNothing left to hand off: the checks pass and every criterion is shown. "
+            "Review the diff and merge or comment."
         )
-    lines = ["## Handoff"]
-    for title, items in (
-        ("Done", h.done),
-        ("Not done", h.not_done),
-        ("Approaches ruled out", h.ruled_out),
-        ("Next steps", h.next_steps),
-    ):
-        lines += ["", f"**{title}:**"] + ([f"- {inert_line(i)}" for i in items] or ["- (none recorded)"])
-    if h.question:
-        lines += ["", "**Question for you:**", "", inert_quote(h.question)]
-    lines += ["", "Comment `/agent retry` on this PR (with guidance on the lines below it) to start another round."]
-    return "\n".join(lines)
+    return "\n".join(["## Handoff", "", *handoff_lines(result)])
 
 
 def _cost(result: RunResult, rounds: Sequence[RoundRecord]) -> str:

@@ -1,10 +1,11 @@
-"""The contract stage of a job: build the contract from the default branch, then post or update the
-one contract comment on the issue (found by its hidden marker, so later rounds never add noise).
-It is posted through delivery's GitHub output, so it is redacted and fails closed like every other text.
+"""The contract stage of a job: build the contract from the default branch, then show it (or what the
+task lacks, or why the config cannot be read) in the one comment ai-fix keeps on the issue, through
+the `post` the job gives it (redacted and failing closed like every other text ai-fix writes).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -13,12 +14,10 @@ from bot.contract.build import build_contract
 from bot.contract.files import GitHubRepoFiles, RepoFiles
 from bot.contract.models import TaskContract
 from bot.contract.render import (
-    MARKER,
     render_clarification_comment,
     render_config_error_comment,
     render_contract_comment,
 )
-from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
@@ -31,6 +30,8 @@ class ContractDecision(BaseModel):
     contract: TaskContract | None = None
     error: str = ""
     comment_url: str = ""
+    section: str = ""
+    """What the issue comment shows of it: the contract, what the task lacks, or the config's errors."""
 
     def outcome(self) -> JobOutcome | None:
         """The job's final outcome when it must stop here; None when work may go on."""
@@ -50,8 +51,9 @@ class ContractStage:
         """The repository's default branch through the job's installation client."""
         return GitHubRepoFiles(ctx.github.rest, snapshot.repo, snapshot.default_branch)
 
-    def prepare(self, snapshot: Snapshot, ctx: JobContext) -> ContractDecision:
-        """Build the contract and post it (or what is missing, or the config error) on the issue.
+    def prepare(self, snapshot: Snapshot, ctx: JobContext, post: Callable[[str, bool], str]) -> ContractDecision:
+        """Build the contract and `post(section, open)` it (or what is missing, or the config error); post returns
+        the comment's URL. `open` is True when the section is what stops the job.
 
         A resumed attempt of the same job reuses the contract it checkpointed: the contract never
         changes under a running job, even if the default branch moved meanwhile.
@@ -60,22 +62,19 @@ class ContractStage:
         if saved is not None:
             contract = TaskContract.model_validate(saved)
             url = str(ctx.state.get("contract_comment", ""))
-            return ContractDecision(status=contract.status, contract=contract, comment_url=url)
+            return ContractDecision(
+                status=contract.status, contract=contract, comment_url=url, section=section(contract)
+            )
         ctx.checkpoint()
-        out = GitHubOutput(ctx.github, secrets=ctx.secrets)
-
-        def post(body: str) -> str:
-            return str(out.upsert_comment(snapshot.number, body, MARKER).get("html_url", ""))
-
         try:
             contract = build_contract(snapshot, self.files(snapshot, ctx))
         except ConfigError as exc:
-            url = post(render_config_error_comment(str(exc)))
+            text = render_config_error_comment(str(exc))
+            url = post(text, True)
             ctx.record("contract", status="config_error", error=str(exc), comment=url)
-            return ContractDecision(status="config_error", error=str(exc), comment_url=url)
-        ready = contract.status == "ready"
-        body = render_contract_comment(contract) if ready else render_clarification_comment(contract)
-        url = post(body)
+            return ContractDecision(status="config_error", error=str(exc), comment_url=url, section=text)
+        body = section(contract)
+        url = post(body, contract.status != "ready")
         ctx.record(
             "contract",
             status=contract.status,
@@ -85,4 +84,9 @@ class ContractStage:
             comment=url,
         )
         ctx.checkpoint(contract=contract.model_dump(mode="json"), contract_comment=url)
-        return ContractDecision(status=contract.status, contract=contract, comment_url=url)
+        return ContractDecision(status=contract.status, contract=contract, comment_url=url, section=body)
+
+
+def section(contract: TaskContract) -> str:
+    """The contract as the issue comment shows it, or what it lacks."""
+    return render_contract_comment(contract) if contract.status == "ready" else render_clarification_comment(contract)

@@ -21,7 +21,9 @@ from bot.checks.models import SetupReport
 from bot.contract.globs import path_in_scope
 from bot.contract.models import TaskContract
 from bot.delivery.checkrun import render_check_run
+from bot.delivery.evidence import not_verified
 from bot.delivery.github_out import GitHubOutput, PullRef
+from bot.delivery.handoff import handoff_lines
 from bot.delivery.models import Phase, Progress, RoundRecord, read_rounds
 from bot.delivery.progress import render_progress
 from bot.delivery.render import render_pr_body
@@ -40,8 +42,9 @@ from bot.workspace.git import Workspace
 
 log = logging.getLogger(__name__)
 
-STATUS: dict[Outcome, Literal["done", "handed_off", "failed", "needs_clarification"]] = {
+STATUS: dict[Outcome, Literal["done", "unverified", "handed_off", "failed", "needs_clarification"]] = {
     "accepted": "done",
+    "unverified": "unverified",
     "handed_off": "handed_off",
     "failed": "failed",
     "needs_clarification": "needs_clarification",
@@ -167,7 +170,8 @@ class Attempt:
         self.progress.pr_url = self.pr.html_url if self.pr else ""
         if self.state.result is None:
             self.phase("contract")
-            decision = self.p.stage.prepare(self.snapshot, self.ctx)
+            decision = self.p.stage.prepare(self.snapshot, self.ctx, self.show_contract)
+            self.progress.contract = decision.section
             if decision.contract is None or decision.status != "ready":
                 outcome = decision.outcome() or JobOutcome(status="failed", reason="no contract")
                 self.finish_progress(
@@ -188,6 +192,11 @@ class Attempt:
             return self.out.get_pr(self.snapshot.pr_number)
         return self.out.find_pr(self.issue, branch_name(self.issue, self.snapshot.title))
 
+    def show_contract(self, section: str, open_: bool) -> str:
+        """The contract stage's section in the issue comment; the comment's URL."""
+        self.progress.contract, self.progress.contract_open = section, open_
+        return self.post_progress()
+
     def phase(self, phase: Phase) -> None:
         self.progress.current = phase
         self.post_progress()
@@ -197,10 +206,10 @@ class Attempt:
         self.progress.outcome, self.progress.reason = outcome, reason
         self.post_progress()
 
-    def post_progress(self) -> None:
-        self.state.comment_id = self.out.upsert_progress(
-            self.issue, render_progress(self.progress), self.state.comment_id
-        )
+    def post_progress(self) -> str:
+        comment = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
+        self.state.comment_id = int(comment["id"])
+        return str(comment.get("html_url", ""))
 
     # ---- workspace and loop ---------------------------------------------------------------
 
@@ -217,7 +226,10 @@ class Attempt:
         token = self.ctx.github.token.get_secret_value()
         url = self.snapshot.clone_url
         if self.pr is not None:
-            ws = Workspace.checkout_existing(url, root, branch=self.pr.head_ref, token=token)
+            # Evidence is taken against the pull request's original base, so round 1's reproduction stays valid.
+            first = self.rounds[0].base_sha if self.rounds else ""
+            base = first or f"refs/remotes/origin/{self.snapshot.default_branch}"
+            ws = Workspace.checkout_existing(url, root, branch=self.pr.head_ref, token=token, evidence_base=base)
         else:
             ws = Workspace.clone(url, root, branch=branch_name(self.issue, self.snapshot.title), token=token, ref=None)
         self.state.job_dir, self.state.branch = str(root), ws.branch
@@ -251,9 +263,12 @@ class Attempt:
             raise
 
     def push(self, ws: Workspace) -> None:
-        """Push the checkpoints (a no-op when the remote has them already; never forced)."""
+        """Push the checkpoints, and the rolled-back attempts (no-ops when the remote has them; never forced)."""
+        token = self.ctx.github.token.get_secret_value()
         if ws.head_sha != ws.base_sha:
-            ws.push(token=self.ctx.github.token.get_secret_value())
+            ws.push(token=token)
+        if ws.has_attempts:
+            ws.push(token=token, attempts=True)
 
     def save_work(self, ws: Workspace, contract: TaskContract, outcome: Outcome, reason: str) -> None:
         """Push the checkpoints and open or update the draft PR with a handoff, before the error goes on."""
@@ -294,13 +309,15 @@ class Attempt:
         if final:
             self.phase("checks")
         changed = bool(result.head_sha) and result.head_sha != result.base_sha
-        if changed and not self.state.delivered:
+        if (changed or result.handoff.attempts_branch) and not self.state.delivered:
             # A later attempt delivering a recorded run finds the checkpoints in the job directory.
             self.push(self.ws or self.attach(Workspace.resume(self.state.job_dir)))
         if changed or self.pr is not None:
             self.publish(result)
         if final:
             self.progress.current = None
+            self.progress.not_verified = not_verified(result) if result.outcome == "unverified" else []
+            self.progress.handoff = self.comment_handoff(result)
             self.finish_progress(result.outcome, result.reason)
             self.state.delivered = True
             self.save()
@@ -308,6 +325,14 @@ class Attempt:
                 self.ws.remove()  # everything is pushed; the trace stays beside the job directory
         data = {"pr": self.pr.html_url if self.pr else "", "branch": result.branch, "head": result.head_sha}
         return JobOutcome(status=STATUS[result.outcome], reason=result.reason, data=data)
+
+    def comment_handoff(self, result: RunResult) -> list[str]:
+        """The handoff in the issue comment: in full when no pull request carries it."""
+        if result.outcome in ("accepted", "needs_clarification"):
+            return []
+        if self.pr is not None:
+            return [f"The handoff is in the pull request's *Handoff* section: {self.pr.html_url}"]
+        return handoff_lines(result, next_round="Edit the issue if needed and label it again to start another round.")
 
     def publish(self, result: RunResult) -> None:
         self.progress.current = "pull_request"
@@ -325,7 +350,7 @@ class Attempt:
         self.save()
         self.out.request_review(self.pr, self.snapshot.sender)
         self.pr = self.out.set_ready(self.pr, ready_for_review(result))
-        self.out.set_handoff_label(self.pr, on=not result.accepted)
+        self.out.set_outcome_label(self.pr, result.outcome)
         if result.head_sha:
             self.out.publish_check_run(
                 result.head_sha, render_check_run(result, pr_url=self.pr.html_url), details_url=self.pr.html_url

@@ -32,6 +32,6 @@ def check_limits(h: Harness, state: RunState) -> None:
         reason = f"the change ({len(stats.files)} files, {stats.lines} lines) is over the budget's file or line limit"
     if reason:
         raise HandedOff(
-            f"budget: {reason}; the work so far is saved on the branch",
-            question="Continue from the branch, or raise the budget in .github/ai-fix.yml and retry?",
+            f"budget: {reason}",
+            question="Continue from the work so far, or raise the budget in .github/ai-fix.yml and retry?",
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
+from bot.evidence.models import Evidence
 from bot.loop.exits import RunEnded
 from bot.loop.harness import Harness
 from bot.loop.records import EndRecord
@@ -14,14 +15,15 @@ from bot.redact import redact
 
 
 def save_work(h: Harness, state: RunState) -> str:
-    """Commit what is left so the branch holds it; what the gate refuses is rolled back (the note says so)."""
+    """Commit what is left so the branch holds it; what the gate refuses goes to the attempts branch instead."""
     return h.workspace.save_work(f"ai-fix: work in progress at step {state.steps} (not verified)", gate=state.gate)
 
 
 def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
     ws, notes = h.workspace, []
-    if end.outcome == "accepted":
-        ws.checkpoint(f"ai-fix: {h.contract.title}", gate=state.gate)
+    if end.outcome in ("accepted", "unverified"):
+        suffix = "" if end.outcome == "accepted" else " (checks pass; not every criterion shown)"
+        ws.checkpoint(f"ai-fix: {h.contract.title}{suffix}", gate=state.gate)
     elif state.environment_ok:
         if note := save_work(h, state):
             notes.append(note)
@@ -30,6 +32,9 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
             h.reporter.phase("final_checks")
             state.final = h.checks.run(None, commit=ws.head_sha, changed_files=[f.path for f in stats.files])
     stats = ws.stats()
+    evidence = state.evidence or Evidence.not_taken(
+        h.contract.acceptance_criteria, "the run ended before a verified finish"
+    )
     failed = state.final.failing() if state.final else []
     not_done = [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failed]
     result = RunResult(
@@ -48,11 +53,14 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
         risks=state.risks,
         handoff=Handoff(
             done=state.done + state.attempt_edits,
-            not_done=not_done + notes,
+            not_done=not_done + notes + [f"not verified: {c.text} ({c.note})" for c in evidence.unverified()],
             ruled_out=state.ruled_out,
             question=end.question,
             next_steps=end.next_steps,
+            tried=state.tried,
+            attempts_branch=ws.attempts_branch if ws.has_attempts else "",
         ),
+        evidence=evidence,
         cost=Cost(
             model=h.config.model,
             small_model=h.config.small_model,

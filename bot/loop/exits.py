@@ -27,6 +27,12 @@ class Accepted(RunEnded):
     outcome = "accepted"
 
 
+class Unverified(RunEnded):
+    """The checks pass but the harness could not show every criterion met; the work is kept, not vouched for."""
+
+    outcome = "unverified"
+
+
 class HandedOff(RunEnded):
     """A person takes over: the environment is broken, a limit was reached, or the same failure came back."""
 

@@ -21,12 +21,10 @@ from bot.loop.harness import Harness
 from bot.loop.history import compress_history
 from bot.loop.preflight import prepare
 from bot.loop.prompt import build_request
-from bot.loop.records import ActionRecord, Observation, StepRecord
+from bot.loop.records import StepRecord
 from bot.loop.result import RunResult
 from bot.loop.state import RunState
-from bot.loop.tools import execute, observe
-
-NO_TOOL_CALL = "your answer had no tool call; answer with one of the tools"
+from bot.loop.tools import execute, no_tool_call
 
 
 class Loop:
@@ -60,10 +58,10 @@ class Loop:
             record.intent = response.text
             state.last_results = []
             if not response.tool_calls:
-                observation = Observation(ok=False, text=NO_TOOL_CALL)
-                observe(state, record, ActionRecord(tool="", decision="malformed", observation=observation))
+                no_tool_call(h, state, record)
             for call in response.tool_calls:
                 execute(h, state, call, response.text, record)
         finally:
             record.duration_s = round(h.clock() - began, 4)
+            state.tried.append(record.summary())
             h.trace.append(record)

@@ -15,6 +15,7 @@ from typing import Literal
 
 from bot.checks.models import CheckRun
 from bot.loop.records import Expectation
+from bot.markdown import first_line
 
 Verdict = Literal["keep", "continue", "narrow", "hand_off"]
 
@@ -72,3 +73,14 @@ def judge(
     if attempt < max_retries:
         return Judgement("continue", key, attempt)
     return Judgement("hand_off" if narrowed else "narrow", key, attempt)
+
+
+def failure_line(run: CheckRun) -> str:
+    """The failure in one line: the first failing test and how it failed, else the check's own first words."""
+    for r in run.failing():
+        for t in r.tests:
+            if t.status in ("fail", "error"):
+                return f"{t.id}: {first_line(t.message) or t.status}"
+        detail = [line.strip() for line in (r.summary or "").splitlines()[1:] if line.strip()]
+        return f"{r.name} {r.status}: " + (detail[0] if detail else r.reason or first_line(r.output) or "no output")
+    return ""

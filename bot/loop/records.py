@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.checks.models import CheckRun, SetupReport
+from bot.evidence.models import CriterionMapping, Evidence
 from bot.loop.result import PlanStep
 from bot.model.base import ModelResponse, Usage
 
@@ -44,6 +45,8 @@ class RunChecksInput(_Input):
 class FinishInput(_Input):
     summary: str
     risks: list[str] = Field(default_factory=list)
+    criteria: list[CriterionMapping] = Field(default_factory=list)
+    """Which test (or check) shows which acceptance criterion; the harness confirms each against what it ran."""
 
 
 class AskHumanInput(_Input):
@@ -112,6 +115,11 @@ class StepRecord(BaseModel):
     model_s: float = 0.0
     checks_s: float = 0.0
 
+    def summary(self) -> str:
+        """One line: what the step tried and what came of each action (for the handoff)."""
+        done = [f"{a.tool or 'an answer without a tool call'}{_target(a.input)}: {_outcome(a)}" for a in self.actions]
+        return f"step {self.step}: " + ("; ".join(done) or "no action (the model call failed)")
+
 
 class StartRecord(BaseModel):
     kind: Literal["start"] = "start"
@@ -130,6 +138,14 @@ class BaselineRecord(BaseModel):
     checks: CheckRun | None = None
 
 
+class EvidenceRecord(BaseModel):
+    """What the harness showed when `finish` was verified (also when it was refused for want of evidence)."""
+
+    kind: Literal["evidence"] = "evidence"
+    step: int
+    evidence: Evidence
+
+
 class EndRecord(BaseModel):
     kind: Literal["end"] = "end"
     outcome: str
@@ -137,3 +153,16 @@ class EndRecord(BaseModel):
     steps: int
     head_sha: str
     final: CheckRun | None = None
+
+
+def _target(data: dict[str, Any]) -> str:
+    what = [data.get("command"), data.get("path") or data.get("query") or ", ".join(data.get("names") or [])]
+    return "".join(f" {w}" for w in what if w)
+
+
+def _outcome(action: ActionRecord) -> str:
+    if action.decision != "executed":
+        return f"{action.decision}: " + (action.observation.text.splitlines() or [""])[0][:160]
+    if action.checks is not None:
+        return ", ".join(f"{r.name} {r.status}" for r in action.checks.results) or "no checks"
+    return "ok" if action.observation.ok else (action.observation.text.splitlines() or ["error"])[0][:160]

@@ -8,9 +8,10 @@ from pydantic import BaseModel, Field
 
 from bot.checks.models import CheckRun
 from bot.contract.models import TaskContract
+from bot.evidence.models import Evidence
 from bot.workspace.models import DiffStats
 
-Outcome = Literal["accepted", "handed_off", "failed", "needs_clarification"]
+Outcome = Literal["accepted", "unverified", "handed_off", "failed", "needs_clarification"]
 
 
 class PlanStep(BaseModel):
@@ -32,6 +33,10 @@ class Handoff(BaseModel):
     question: str = ""
     """What the human is asked, when the run stopped to ask."""
     next_steps: list[str] = Field(default_factory=list)
+    tried: list[str] = Field(default_factory=list)
+    """What each step tried, in one line each (the model's tool calls and what came of them)."""
+    attempts_branch: str = ""
+    """Where rolled-back attempts are kept for a person to fetch; empty when none was kept."""
 
 
 class Cost(BaseModel):
@@ -64,6 +69,8 @@ class RunResult(BaseModel):
     """The model's own `finish` summary: untrusted, rendered inert and labelled as the model's."""
     risks: list[str] = Field(default_factory=list)
     handoff: Handoff = Field(default_factory=Handoff)
+    evidence: Evidence = Field(default_factory=Evidence)
+    """What the harness showed: the reproduction, each criterion's evidence, weakened tests."""
     cost: Cost = Field(default_factory=Cost)
     steps: int = 0
 
@@ -71,7 +78,7 @@ class RunResult(BaseModel):
     def accepted(self) -> bool:
         return self.outcome == "accepted"
 
-    def evidence(self) -> dict[str, Any]:
+    def evidence_json(self) -> dict[str, Any]:
         """The `evidence.json` document."""
         names = [c.name for c in self.contract.checks]
         checks = []
@@ -95,6 +102,15 @@ class RunResult(BaseModel):
             "outcome": self.outcome,
             "reason": self.reason,
             "checks": checks,
+            "criteria": [
+                {"text": c.text, "origin": c.origin, "verified": c.verified, "by": c.by, "note": c.note}
+                | ({"for_reviewer": True} if c.for_reviewer else {})
+                for c in self.evidence.criteria
+            ],
+            "reproduction": self.evidence.reproduction.model_dump(mode="json"),
+            "regressions": [r.model_dump(mode="json") for r in self.evidence.regressions],
+            "markers": [m.model_dump(mode="json") for m in self.evidence.markers],
+            "evidence_base": self.evidence.base_sha,
             "diff": {
                 "files": [f.path for f in self.diff.files],
                 "added": self.diff.added,

@@ -1,6 +1,6 @@
 """One run of the loop on a prepared workspace: the sandbox opened, the checks bound to it, context and model.
 
-A `Toolkit` says how to get each part; the composition root (`bot.commands.services.toolkit`)
+A `Toolkit` says how to get each part; the composition root (`bot.commands.toolkit.toolkit`)
 builds it once from the settings, and both `ai-fix run` and the GitHub job run through here.
 """
 
@@ -21,14 +21,16 @@ from bot.loop.report import Reporter
 from bot.loop.result import RunResult
 from bot.loop.trace import Trace
 from bot.model.base import Model
-from bot.model.routing import choose_model
+from bot.model.routing import ModelChoice, choose_model
 from bot.sandbox.base import Sandbox, SandboxJob
+
+ModelOpener = Callable[[ModelChoice], Model]
+"""The backends for the chosen models (each provider they name), or a replay of a recorded session."""
 
 
 @dataclass(frozen=True)
 class Toolkit:
-    open_model: Callable[[], Model]
-    """The model backend (the Anthropic API, or a replay of a recorded session)."""
+    open_model: ModelOpener
     open_sandbox: Callable[[Path, SandboxConfig, SandboxJob], Sandbox]
     """A started sandbox over a working tree, with the contract's limits, for a job; the caller closes it."""
     open_context: Callable[[Path, str], ContextProvider]
@@ -54,7 +56,7 @@ def run_session(
 ) -> RunResult:
     """Run the loop once; the trace is written as it goes and the sandbox is closed however it ends."""
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
-    model = kit.open_model()
+    model = kit.open_model(choice)
     job = SandboxJob(
         repo=repo,
         commands=(*contract.setup, *(c.run for c in contract.checks)),
@@ -68,9 +70,8 @@ def run_session(
         setup_env = {name: kit.setup_secrets[name] for name in contract.setup_secrets if name in kit.setup_secrets}
         checks: Checks = SandboxChecks(sandbox, contract, secrets, setup_env)
     except SandboxUnavailable as exc:
-        checks = Unavailable(
-            str(exc)
-        )  # the loop ends it as an environment error, with its trace, before any model turn
+        # The loop ends it as an environment error, with its trace, before any model turn.
+        checks = Unavailable(str(exc))
     try:
         harness = Harness(
             contract=contract,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from bot.checks.models import CheckRun
 from bot.context.base import Query
+from bot.evidence.models import Evidence
 from bot.loop.harness import Harness, Workspace
 from bot.loop.result import Plan
 from bot.model.base import Usage
@@ -75,6 +76,19 @@ class RunState:
     stable: str = ""
     """The stable context layer, built once after the baseline."""
     retrieved: tuple[Query, str] | None = None
+    evidence: Evidence | None = None
+    """What the harness showed at the last verified `finish`."""
+    evidence_refusals: int = 0
+    """How often `finish` was refused for want of evidence: the model gets one chance to add it."""
+    evidence_base_run: CheckRun | None = None
+    """The test checks on the pull request's original base (later rounds), run once."""
+    tried: list[str] = field(default_factory=list)
+    """One line per step: what it tried and what came of it (the handoff's record)."""
+    last_call: str = ""
+    repeats: int = 0
+    """How many times in a row the same tool call with the same input came."""
+    silent: int = 0
+    """How many answers in a row came without a tool call."""
 
     @classmethod
     def begin(cls, h: Harness) -> RunState:

@@ -9,7 +9,7 @@ from bot.contract.models import Scope
 from bot.errors import PolicyViolation
 from bot.loop.exits import HandedOff
 from bot.loop.harness import Harness
-from bot.loop.policy import judge
+from bot.loop.policy import failure_line, judge
 from bot.loop.records import Expectation
 from bot.loop.state import RunState
 from bot.markdown import first_line
@@ -17,6 +17,8 @@ from bot.workspace.gate import PatchGate
 
 FRAME = re.compile(r"([\w./-]+\.[A-Za-z0-9]+):(\d+)")
 """`path:line` in a failure summary: where the failing area is."""
+NO_PROGRESS = 3
+"""The same tool call this many times in a row, or this many answers without a tool call, is a repeated failure."""
 
 
 def steer(h: Harness, state: RunState, run: CheckRun, expectation: Expectation | None) -> str:
@@ -33,11 +35,24 @@ def steer(h: Harness, state: RunState, run: CheckRun, expectation: Expectation |
         return keep_progress(h, state, run)
     if not j.key:
         return ""
-    state.failures[j.key] = j.attempt
-    state.conclusions.append(f"step {state.steps}: still failing ({j.key}), attempt {j.attempt}")
-    if j.verdict == "continue":
+    return count_failure(h, state, j.key, failure_line(run), run)
+
+
+def count_failure(h: Harness, state: RunState, key: str, why: str, run: CheckRun | None = None) -> str:
+    """One more time this failure came back: at the budget's limit, roll back and narrow (or hand off)."""
+    state.failures[key] = attempt = state.failures.get(key, 0) + 1
+    state.conclusions.append(f"step {state.steps}: still failing ({key}), attempt {attempt}")
+    if attempt < h.contract.budget.max_retries_same_failure:
         return ""
-    return roll_back_and_narrow(h, state, j.key, run)
+    return roll_back_and_narrow(h, state, key, first_line(why) or key, run)
+
+
+def no_progress(h: Harness, state: RunState, what: str) -> str:
+    """The model repeats itself without moving: a repeated failure at once (roll back and narrow, then hand off)."""
+    state.repeats = state.silent = 0
+    state.last_call = ""
+    state.conclusions.append(f"step {state.steps}: no progress: {what}")
+    return roll_back_and_narrow(h, state, f"no progress: {what}", what, state.latest, headline=f"no progress ({what})")
 
 
 def keep_progress(h: Harness, state: RunState, run: CheckRun) -> str:
@@ -54,11 +69,20 @@ def keep_progress(h: Harness, state: RunState, run: CheckRun) -> str:
     return "\nprogress kept as a checkpoint"
 
 
-def roll_back_and_narrow(h: Harness, state: RunState, key: str, run: CheckRun) -> str:
-    """The same failure came back: rule the approach out, then roll back and narrow, or hand off if already narrowed."""
+def roll_back_and_narrow(
+    h: Harness,
+    state: RunState,
+    key: str,
+    why: str,
+    run: CheckRun | None,
+    *,
+    headline: str = "the same failure repeated",
+) -> str:
+    """The same failure came back: rule the approach out, keep it on the attempts branch, then roll back and
+    narrow, or hand off if already narrowed."""
     approach = "; ".join(state.attempt_edits) or "re-running the checks without a new change"
-    why = first_line("\n".join(r.summary or r.reason for r in run.failing())) or key
     state.ruled_out.append(f"{approach} — still fails: {why}")
+    h.workspace.keep_attempt(f"ai-fix attempt (rolled back): {approach}\n\nStill fails: {why}\n")
     state.attempt_edits, state.failures = [], {}
     if state.narrowed:
         raise HandedOff(
@@ -67,19 +91,16 @@ def roll_back_and_narrow(h: Harness, state: RunState, key: str, run: CheckRun) -
     h.workspace.rollback()
     state.change.forget()
     state.latest = None
-    area = failing_area(h, state, run)
+    area = failing_area(h, state, run) if run else []
     if area:
         state.gate = PatchGate.over(h.workspace, Scope(allow=area, deny=h.contract.scope.deny), h.contract.budget)
         state.scope_note = "narrowed to the failing area: " + ", ".join(area)
     state.narrowed = True
-    retries = h.contract.budget.max_retries_same_failure
-    state.conclusions.append(
-        f"step {state.steps}: same failure {retries} times; rolled back to the last good checkpoint; {state.scope_note}"
-    )
+    state.conclusions.append(f"step {state.steps}: rolled back to the last good checkpoint ({key}); {state.scope_note}")
     h.reporter.say(f"policy: rolled back; {state.scope_note}")
     return (
-        "\nthe same failure repeated: the workspace was rolled back to the last good checkpoint "
-        f"and the scope is now {state.scope_note}"
+        f"\n{headline}: the workspace was rolled back to the last good checkpoint and the scope is now "
+        f"{state.scope_note}"
     )
 
 

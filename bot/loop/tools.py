@@ -6,13 +6,14 @@ A malformed or refused call comes back as an error result the model reads; it ne
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from pydantic import ValidationError
 
 from bot.checks.models import CheckRun
 from bot.loop.editor import edit
-from bot.loop.exits import Accepted, HandedOff, RunEnded
+from bot.loop.exits import Accepted, HandedOff, RunEnded, Unverified
 from bot.loop.harness import Harness
 from bot.loop.policy import expectation_met
 from bot.loop.records import (
@@ -20,6 +21,7 @@ from bot.loop.records import (
     ActionRecord,
     AskHumanInput,
     EditInput,
+    EvidenceRecord,
     FinishInput,
     Observation,
     PlanInput,
@@ -30,9 +32,12 @@ from bot.loop.records import (
 from bot.loop.result import Plan
 from bot.loop.search import search_code
 from bot.loop.state import RunState
-from bot.loop.steering import steer
+from bot.loop.steering import NO_PROGRESS, count_failure, no_progress, steer
+from bot.loop.verify import missing_evidence, take_evidence
 from bot.markdown import first_line
 from bot.model.base import ToolCall
+
+NO_CALL = "your answer had no tool call; answer with one of the tools"
 
 
 def observe(state: RunState, record: StepRecord, action: ActionRecord) -> None:
@@ -48,13 +53,33 @@ def rejected(
     observe(state, record, ActionRecord(tool=call.name, input=call.input, decision=decision, observation=observation))
 
 
+def no_tool_call(h: Harness, state: RunState, record: StepRecord) -> None:
+    """An answer without a tool call: told so; the third in a row is a repeated failure."""
+    observe(state, record, ActionRecord(tool="", decision="malformed", observation=Observation(ok=False, text=NO_CALL)))
+    state.silent += 1
+    if state.silent >= NO_PROGRESS:
+        state.last_results.append(no_progress(h, state, f"{NO_PROGRESS} answers in a row without a tool call").strip())
+
+
 def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: StepRecord) -> None:
     """Run one tool call; every way it ends is observed, a RunEnded raised by `finish` or `ask_human` goes on."""
+    state.silent = 0
+    same = f"{call.name} {json.dumps(call.input, sort_keys=True)}"
+    state.repeats = state.repeats + 1 if same == state.last_call else 1
+    state.last_call = same
+    if state.repeats >= NO_PROGRESS:
+        note = no_progress(h, state, f"the same {call.name} call {NO_PROGRESS} times in a row")
+        return rejected(state, record, call, "refused", f"not run again: {note.strip()}")
     schema = TOOL_INPUTS.get(call.name)
     if schema is None:
         return rejected(
             state, record, call, "malformed", f"unknown tool {call.name!r}; the tools are: {', '.join(TOOL_INPUTS)}"
         )
+    if call.error:
+        text = (
+            f"malformed call to {call.name}: {call.error}; send its arguments as one JSON object that fits its schema"
+        )
+        return rejected(state, record, call, "malformed", text)
     try:
         args = schema.model_validate(call.input)
     except ValidationError as exc:
@@ -154,7 +179,8 @@ def do_run_checks(
 
 
 def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionRecord, record: StepRecord) -> Observation:
-    """Verified by the harness: every contract check runs, and the change must stay inside the scope and limits."""
+    """Verified by the harness: every check that can run passes, the change stays inside the scope and limits,
+    no test that ran on the base commit was weakened, and every criterion has evidence the harness produced."""
     if not state.change.stats().files:
         return Observation(
             ok=False, text="finish refused: nothing has changed yet; make the change the contract asks for"
@@ -162,11 +188,33 @@ def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionReco
     h.reporter.phase("verifying")
     run = action.checks = run_checks(h, state, None, record)
     violations = state.gate.violations(state.change.stats())  # after the checks: they may have written files
-    if run.passed and not violations:
-        state.final, state.summary, state.risks = run, args.summary, args.risks
-        action.observation = Observation(ok=True, text="verified: every contract check passes")
-        raise Accepted(f"all {len(run.results)} contract checks pass and the change stays within scope and limits")
-    problems = [f"{r.name} {r.status}" for r in run.failing()] + [v.reason for v in violations]
-    note = steer(h, state, run, None)
-    text = "finish refused: " + "; ".join(problems) + "\n" + render_run(run) + note
-    return Observation(ok=False, text=h.redact(text))
+    failed = [r for r in run.results if r.status not in ("pass", "not_run")]
+    if failed or violations or (not any(r.status == "pass" for r in run.results) and h.contract.checks):
+        problems = [f"{r.name} {r.status}" for r in failed] + [v.reason for v in violations]
+        note = steer(h, state, run, None)
+        text = "finish refused: " + "; ".join(problems or ["no check could run"]) + "\n" + render_run(run) + note
+        return Observation(ok=False, text=h.redact(text))
+    evidence = state.evidence = take_evidence(h, state, run, args.criteria)
+    h.trace.append(EvidenceRecord(step=state.steps, evidence=evidence))
+    if evidence.regressions:
+        weakened = "; ".join(f"{r.test}: {r.why}" for r in evidence.regressions)
+        key = "weakened tests: " + ", ".join(r.test for r in evidence.regressions)
+        note = count_failure(h, state, key, weakened)
+        text = f"finish refused: tests that ran on the base commit were weakened: {weakened}{note}"
+        return Observation(ok=False, text=h.redact(text))
+    state.final, state.summary, state.risks = run, args.summary, args.risks
+    if evidence.verified:
+        action.observation = Observation(ok=True, text="verified: the checks pass and every criterion is shown")
+        raise Accepted(
+            f"all {len(run.results)} contract checks pass, every criterion is shown by a test that fails on the base "
+            "commit and passes after the change, and the change stays within scope and limits"
+        )
+    missing = missing_evidence(evidence, h.contract.kind)
+    if not h.contract.checks:
+        raise Unverified(
+            "no check could verify the change: the contract has none (add `checks:` to .github/ai-fix.yml)"
+        )
+    if state.evidence_refusals == 0:
+        state.evidence_refusals += 1
+        return Observation(ok=False, text=h.redact(f"finish refused, the change is not verified yet: {missing}"))
+    raise Unverified(f"the checks pass, but not every criterion is shown: {missing}")

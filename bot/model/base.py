@@ -41,6 +41,8 @@ class ToolCall(BaseModel):
     id: str
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    """Why the call cannot be read (arguments that are not a JSON object); the loop answers it as malformed."""
 
 
 class ModelRequest(BaseModel):

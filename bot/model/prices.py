@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 from functools import cache
 from importlib import resources
 
 from pydantic import BaseModel
 
 from bot.model.base import Usage
+
+log = logging.getLogger(__name__)
 
 
 class Price(BaseModel):
@@ -27,7 +30,13 @@ def price_table() -> dict[str, Price]:
 
 
 def price_for(model: str) -> Price | None:
-    """The longest table key that prefixes the id, so `claude-sonnet-4-5-20250929` prices as its family."""
+    """The longest table key that prefixes the id, so `claude-sonnet-4-5-20250929` prices as its family.
+
+    Cloud ids name their family too: Bedrock's `us.anthropic.claude-sonnet-4-5-20250929-v1:0` and
+    Vertex AI's `claude-sonnet-4-5@20250929` price as `claude-sonnet-4-5` (list prices; a region's
+    surcharge is not modelled).
+    """
+    model = model.rpartition("anthropic.")[2].replace("@", "-")
     table = price_table()
     keys = [k for k in table if model == k or model.startswith(k + "-")]
     return table[max(keys, key=len)] if keys else None
@@ -44,3 +53,17 @@ def cost_usd(model: str, usage: Usage) -> float | None:
         + usage.cache_write_tokens * price.cache_write
         + usage.cache_read_tokens * price.cache_read
     ) / 1_000_000
+
+
+class Pricer:
+    """A backend's costs: from the table, or None with one warning per model missing there (never a refusal)."""
+
+    def __init__(self) -> None:
+        self._unpriced: set[str] = set()
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        cost = cost_usd(model, usage)
+        if cost is None and model not in self._unpriced:
+            self._unpriced.add(model)
+            log.warning("model %r is not in bot/model/prices.json: its cost is reported as null; add it there", model)
+        return cost

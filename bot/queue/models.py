@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-JobStatus = Literal["queued", "running", "done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"]
+JobStatus = Literal[
+    "queued", "running", "done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"
+]
 TriggerKind = Literal["issue", "retry", "review", "stop", "help"]
 
 WORK_KINDS: tuple[str, ...] = ("issue", "retry", "review")
@@ -16,7 +18,7 @@ WORK_KINDS: tuple[str, ...] = ("issue", "retry", "review")
 COMMAND_KINDS: tuple[str, ...] = ("stop", "help")
 """Short commands; a separate control worker runs them so `/agent stop` never waits behind long jobs."""
 FINAL_STATUSES: frozenset[str] = frozenset(
-    {"done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
+    {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
 )
 MAX_ATTEMPTS = 3
 

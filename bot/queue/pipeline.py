@@ -23,7 +23,7 @@ from bot.snapshot import Snapshot
 class JobOutcome(BaseModel):
     """How a pipeline run ended; the worker stores it as the job's final status and reason."""
 
-    status: Literal["done", "failed", "needs_clarification", "handed_off"]
+    status: Literal["done", "unverified", "failed", "needs_clarification", "handed_off"]
     reason: str = ""
     data: dict[str, Any] = {}
     """Extra facts for the job's history (e.g. the PR url); redacted before storing."""

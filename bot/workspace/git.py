@@ -12,9 +12,7 @@ the tree: a `.git/config` it wrote (`core.fsmonitor`, filter drivers, hooks) wou
 the next time ai-fix ran git. Every git command is given `--git-dir` and `--work-tree` explicitly
 and never reads the tree's `.git` file.
 
-A token reaches git only through the environment of the one command that needs it (an
-`http.<host>.extraHeader` via GIT_CONFIG_COUNT); it is never written to `.git/config`, a remote
-URL or a log, and the sandbox never sees it.
+How git itself is run (safety config, environment, the token) is `bot.workspace.gitcmd`.
 """
 
 from __future__ import annotations
@@ -23,8 +21,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -42,6 +40,7 @@ from bot.workspace.gitcmd import (
 )
 from bot.workspace.jobdir import STATE_FILE, WorkspaceState, make_hooks, new_job_dir, removed_on_failure
 from bot.workspace.models import DiffStats
+from bot.workspace.overlay import has_commit, keep_attempt, laid_over
 
 
 class Workspace:
@@ -71,10 +70,13 @@ class Workspace:
         return ws
 
     @classmethod
-    def checkout_existing(cls, url: str, dest: Path | str, *, branch: str, token: str | None = None) -> Workspace:
+    def checkout_existing(
+        cls, url: str, dest: Path | str, *, branch: str, token: str | None = None, evidence_base: str = ""
+    ) -> Workspace:
         """Clone `url` and continue ai-fix's existing branch `branch`: new commits go on top, never a force-push.
 
-        The base commit is the branch's tip as found, so diff and stats show this round's change.
+        The base commit is the branch's tip as found, so diff and stats show this round's change;
+        `evidence_base` (the pull request's original base) is what the evidence is taken against.
         """
         validate_branch_name(branch)
         root = new_job_dir(dest)
@@ -86,6 +88,9 @@ class Workspace:
                 raise WorkspaceError(
                     f"branch {branch!r} does not exist on {url}: start a new one with Workspace.clone"
                 ) from None
+            if evidence_base:
+                # A commit, or a ref whose fork point with the branch is the pull request's base.
+                ws.state.evidence_base = ws.git("merge-base", ws._resolve(evidence_base), start).stdout.decode().strip()
             ws._start_branch(start)
         return ws
 
@@ -113,12 +118,8 @@ class Workspace:
                     f"{repo_path} is not a git repository: pass the root of a git checkout (git init; git commit)"
                 )
             start = ws._resolve(ref or "HEAD", prefix=user_repo)
-            if (
-                ws._run(
-                    [*user_repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], check=False
-                ).returncode
-                == 0
-            ):
+            taken = ws._run([*user_repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], check=False)
+            if taken.returncode == 0:
                 raise WorkspaceError(
                     f"branch {branch!r} already exists in {repo_path}: delete it (git branch -D {branch}) "
                     "or keep it and give the task a different title"
@@ -155,28 +156,11 @@ class Workspace:
         check_remote_url(url)
         hooks = make_hooks(root)
         tree, git_dir = root / "tree", root / "git"
-        state = WorkspaceState(
-            kind=kind,
-            tree=str(tree),
-            git_dir=str(git_dir),
-            hooks=str(hooks),
-            branch=branch,
-            base_sha="",
-            remote_url=url,
-        )
-        ws = cls(root, state)
+        paths = {"tree": str(tree), "git_dir": str(git_dir), "hooks": str(hooks)}
+        ws = cls(root, WorkspaceState(kind=kind, branch=branch, base_sha="", remote_url=url, **paths))
+        options = ["--no-checkout", f"--separate-git-dir={git_dir}", "--config", f"core.hooksPath={hooks}"]
         ws._run(
-            [
-                "clone",
-                "-q",
-                "--no-checkout",
-                f"--separate-git-dir={git_dir}",
-                "--config",
-                f"core.hooksPath={hooks}",
-                "--",
-                url,
-                str(tree),
-            ],
+            ["clone", "-q", *options, "--", url, str(tree)],
             env=auth_env(token, url) if token else None,
             secrets=[token] if token else [],
             timeout=NETWORK_TIMEOUT,
@@ -203,25 +187,21 @@ class Workspace:
         """The last checkpoint (or the base commit before the first one)."""
         return self._resolve("HEAD")
 
-    def diff(self) -> str:
-        """The whole change against the base commit, untracked files included, as a unified diff."""
-        with self._scratch_index() as env:
-            done = self._git(
-                "diff", "--cached", "--no-renames", "--no-ext-diff", "--no-textconv", self.base_sha, env=env
-            )
+    def diff(self, against: str | None = None) -> str:
+        """The whole change against the base commit (or `against`), untracked files included, as a unified diff."""
+        with self.scratch_index() as env:
+            options = ["--cached", "--no-renames", "--no-ext-diff", "--no-textconv"]
+            done = self.git("diff", *options, against or self.base_sha, env=env)
         return done.stdout.decode("utf-8", "replace")
 
-    def stats(self) -> DiffStats:
-        """Files and line counts of the change against the base commit, untracked files included."""
-        with self._scratch_index() as env:
-            return self._staged_stats(env)
-
-    def changed_files(self) -> list[str]:
-        return [f.path for f in self.stats().files]
+    def stats(self, against: str | None = None) -> DiffStats:
+        """Files and line counts of the change against the base commit (or `against`), untracked files included."""
+        with self.scratch_index() as env:
+            return self._staged_stats(env, against)
 
     def read_base(self, path: str) -> bytes | None:
         """A file's bytes at the base commit, None when it did not exist there (the gate's base reader)."""
-        done = self._git("cat-file", "blob", f"{self.base_sha}:{path}", check=False)
+        done = self.git("cat-file", "blob", f"{self.base_sha}:{path}", check=False)
         return done.stdout if done.returncode == 0 else None
 
     # ---- changing it ----------------------------------------------------------------------
@@ -234,38 +214,65 @@ class Workspace:
         says why, so the caller can `rollback()`.
         """
         self._restore_gitfile()
-        self._git("add", "-A")
-        if self._git("diff", "--cached", "--quiet", check=False).returncode == 0:
+        self.git("add", "-A")
+        if self.git("diff", "--cached", "--quiet", check=False).returncode == 0:
             return None
         if gate is not None:
             refused = gate.violations(self._staged_stats())
             if refused:
-                self._git("reset", "-q")
+                self.git("reset", "-q")
                 raise PolicyViolation("not kept: " + "; ".join(d.reason for d in refused))
-        self._git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
+        self.git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
         return self.head_sha
 
     def save_work(self, message: str, *, gate: PatchGate) -> str:
-        """Commit whatever is left so the branch holds it; a change the gate refuses is rolled back instead.
+        """Commit whatever is left so the branch holds it; a change the gate refuses is kept on the attempts
+        branch and rolled back instead.
 
-        Returns "" when the work was kept (or nothing was left), else what was dropped and why.
+        Returns "" when the work was kept on the branch (or nothing was left), else where it went and why.
         """
         try:
             self.checkpoint(message, gate=gate)
             return ""
         except PolicyViolation as exc:
+            kept = self.keep_attempt(f"{message}\n\nNot kept on the branch: {exc}\n")
             self.rollback()
-            return f"changes outside the policy were dropped ({exc})"
+            where = f"kept on branch {self.attempts_branch}" if kept else "dropped"
+            return f"changes outside the policy were {where} ({exc})"
+
+    def laid_over(self, base: str, keep: Sequence[str] = ()) -> AbstractContextManager[None]:
+        """Inside, the tree holds `base`'s files with the change's own `keep` paths on top; after, the change again."""
+        return laid_over(self, base, keep)
+
+    def keep_attempt(self, message: str) -> str | None:
+        """Commit what the tree holds beyond the last checkpoint onto the attempts branch (HEAD stays); its sha."""
+        remote = f"refs/remotes/origin/{self.attempts_branch}"
+        return keep_attempt(self, f"refs/heads/{self.attempts_branch}", message, remote=remote)
+
+    @property
+    def has_attempts(self) -> bool:
+        """Whether this workspace kept a rolled-back attempt (a local attempts branch exists)."""
+        return has_commit(self, f"refs/heads/{self.attempts_branch}")
+
+    @property
+    def attempts_branch(self) -> str:
+        """Where rolled-back attempts are kept, for a person to fetch: `<branch>-attempts`."""
+        return f"{self.branch}-attempts"
+
+    @property
+    def evidence_base(self) -> str:
+        """The commit the evidence is taken against: the pull request's original base in later rounds."""
+        return self.state.evidence_base or self.base_sha
 
     def rollback(self) -> str:
         """Back to the last checkpoint: tracked files restored, untracked files removed (ignored ones kept)."""
-        self._git("reset", "-q", "--hard", "HEAD")
-        self._git("clean", "-q", "-ffd")
+        self.git("reset", "-q", "--hard", "HEAD")
+        self.git("clean", "-q", "-ffd")
         self._restore_gitfile()
         return self.head_sha
 
-    def push(self, token: str | None = None, remote_url: str | None = None) -> None:
-        """Push the branch (up to the last checkpoint) to the remote; never forced."""
+    def push(self, token: str | None = None, remote_url: str | None = None, *, attempts: bool = False) -> None:
+        """Push the branch (up to the last checkpoint), or with `attempts` the attempts branch; never forced."""
         url = remote_url or self.state.remote_url
         if not url:
             raise WorkspaceError(
@@ -273,13 +280,15 @@ class Workspace:
                 "pass remote_url= to push it somewhere else"
             )
         check_remote_url(url)
-        self._git(
+        self.git(
             "push",
             "-q",
             "--no-verify",
             "--",
             url,
-            f"HEAD:refs/heads/{self.branch}",
+            f"refs/heads/{self.attempts_branch}:refs/heads/{self.attempts_branch}"
+            if attempts
+            else f"HEAD:refs/heads/{self.branch}",
             env=auth_env(token, url) if token else None,
             secrets=[token] if token else [],
             timeout=NETWORK_TIMEOUT,
@@ -295,7 +304,7 @@ class Workspace:
 
     def _free_branch_name(self, wanted: str) -> str:
         taken = set(
-            self._git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").stdout.decode().split()
+            self.git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").stdout.decode().split()
         )
         name, n = wanted, 1
         while name in taken:
@@ -304,7 +313,7 @@ class Workspace:
         return name
 
     def _start_branch(self, start: str) -> None:
-        self._git("checkout", "-q", "--no-track", "-b", self.branch, start)
+        self.git("checkout", "-q", "--no-track", "-b", self.branch, start)
         self.state.base_sha = start
         self._save()
 
@@ -327,32 +336,32 @@ class Workspace:
         if rev.startswith("-"):
             raise WorkspaceError(f"refusing revision {rev!r}: it looks like an option")
         args = ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"]
-        done = self._run([*prefix, *args], check=False) if prefix else self._git(*args, check=False)
+        done = self._run([*prefix, *args], check=False) if prefix else self.git(*args, check=False)
         if done.returncode != 0:
             raise WorkspaceError(f"no commit {rev!r} in the repository: check the branch or commit name")
         return done.stdout.decode().strip()
 
     @contextmanager
-    def _scratch_index(self) -> Iterator[dict[str, str]]:
+    def scratch_index(self) -> Iterator[dict[str, str]]:
         """An environment whose index is a copy of the real one with the whole tree added; the real index is left alone."""
         fd, scratch = tempfile.mkstemp(prefix="index.ai-fix-", dir=self.state.git_dir)
         os.close(fd)
         try:
             shutil.copyfile(Path(self.state.git_dir) / "index", scratch)
             env = {"GIT_INDEX_FILE": scratch}
-            self._git("add", "-A", env=env)
+            self.git("add", "-A", env=env)
             yield env
         finally:
             Path(scratch).unlink(missing_ok=True)
 
-    def _staged_stats(self, env: dict[str, str] | None = None) -> DiffStats:
-        """What the index (or the scratch index in `env`) holds against the base commit."""
+    def _staged_stats(self, env: dict[str, str] | None = None, against: str | None = None) -> DiffStats:
+        """What the index (or the scratch index in `env`) holds against the base commit (or `against`)."""
         base = ["diff", "--cached", "--no-renames", "-z"]
-        raw = self._git(*base, "--raw", self.base_sha, env=env).stdout
-        numstat = self._git(*base, "--numstat", self.base_sha, env=env).stdout
+        raw = self.git(*base, "--raw", against or self.base_sha, env=env).stdout
+        numstat = self.git(*base, "--numstat", against or self.base_sha, env=env).stdout
         return parse_stats(raw, numstat)
 
-    def _git(
+    def git(
         self,
         *args: str,
         check: bool = True,

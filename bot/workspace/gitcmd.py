@@ -2,7 +2,9 @@
 
 Every git command ai-fix runs goes through `run_git`: no hook, fsmonitor or credential helper ever
 runs whatever a repository's config says, inherited GIT_* variables cannot point git elsewhere, and
-a token reaches git only through the environment of the one command that needs it.
+a token reaches git only through the environment of the one command that needs it (an
+`http.<host>.extraHeader` via GIT_CONFIG_COUNT): never written to `.git/config`, a remote URL or a
+log, and never seen by the sandbox.
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ class WorkspaceState(BaseModel):
     """Where `push` goes by default; empty in local mode (the branch is already in the user's repo)."""
     repo: str = ""
     """Local mode: the user's repository the worktree belongs to."""
+    evidence_base: str = ""
+    """Later rounds: the pull request's original base commit, which the evidence is taken against."""
 
 
 def new_job_dir(dest: Path | str) -> Path:

@@ -25,7 +25,9 @@ def test_contract_prints_json_and_exits_0_ready_or_not(tmp_path: Path) -> None:
     assert ready.returncode == 0, ready.stderr
     data = json.loads(ready.stdout)
     assert data["status"] == "ready"
-    assert data["checks"] == [{"name": "pytest", "run": "python -m pytest -q", "timeout": 600, "origin": "detected"}]
+    assert data["checks"] == [
+        {"name": "pytest", "run": "python -m pytest -q", "timeout": 600, "origin": "detected", "run_tests": None}
+    ]
     issue.write_text("# Make it nicer\n")
     vague = run("contract", "--repo", str(repo), "--issue", str(issue))
     assert vague.returncode == 0 and json.loads(vague.stdout)["status"] == "needs_clarification"

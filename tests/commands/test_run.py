@@ -26,8 +26,13 @@ pytestmark = pytest.mark.bwrap
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AIFIX_WORK_DIR", str(tmp_path / "work"))
     monkeypatch.setenv("AIFIX_SANDBOX", "bwrap")
-    monkeypatch.delenv("AIFIX_ANTHROPIC_API_KEY", raising=False)
+    for name in ("AIFIX_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", "AIFIX_OPENAI_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
     return tmp_path
+
+
+def git_branches(repo: Path) -> str:
+    return subprocess.run(["git", "-C", str(repo), "branch"], capture_output=True, text=True, check=True).stdout
 
 
 def test_run_with_a_task_exits_0_and_writes_the_three_files(
@@ -71,16 +76,16 @@ def test_an_unclear_task_exits_1_without_a_branch_or_model_turn(
     assert main(["run", "--repo", str(repo), "--task", "make it better", "--out", str(env / "out")]) == 1
     assert "needs_clarification" in capsys.readouterr().out
     assert json.loads((env / "out" / "evidence.json").read_text())["outcome"] == "needs_clarification"
-    assert (
-        "ai-fix/"
-        not in subprocess.run(["git", "-C", str(repo), "branch"], capture_output=True, text=True, check=True).stdout
-    )
+    assert "ai-fix/" not in git_branches(repo)
 
 
 def test_run_usage_errors_exit_2_with_a_fix(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo(env / "repo", sample_files())
-    assert main(["run", "--repo", str(repo), "--task", "fix it"]) == 2
-    assert "AIFIX_ANTHROPIC_API_KEY is not set" in capsys.readouterr().err
+    task = "add() subtracts instead of adding\nThe tests fail with:\nAssertionError: -1 != 5"
+    assert main(["run", "--repo", str(repo), "--task", task]) == 2
+    err = capsys.readouterr().err
+    assert "AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY are not set" in err and "claude-" in err
+    assert "ai-fix/" not in git_branches(repo), "the key is checked before any branch is made"
     assert (
         main(["run", "--repo", str(env / "nowhere"), "--task", "fix it", "--model", f"replay:{env / 'none.jsonl'}"])
         == 2

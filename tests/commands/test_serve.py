@@ -47,10 +47,28 @@ KEY = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
             },
             "AIFIX_PIPELINE 'bot.nowhere:Pipeline' cannot be loaded",
         ),
+        (
+            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s"},
+            "AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY are not set, and claude-sonnet-5-5 (the main model)",
+        ),
+        (
+            {
+                "AIFIX_APP_ID": "12",
+                "AIFIX_PRIVATE_KEY": KEY,
+                "AIFIX_WEBHOOK_SECRET": "s",
+                "AIFIX_MODEL": "openai:gpt-5.4",
+                "AIFIX_SMALL_MODEL": "ollama:qwen3:8b",
+            },
+            "AIFIX_OPENAI_API_KEY and OPENAI_API_KEY are not set, and openai:gpt-5.4 (the main model)",
+        ),
+        (
+            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s", "AIFIX_MODEL": "gpt-5.4"},
+            "AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY are not set, and gpt-5.4 (the main model) is an Anthropic model",
+        ),
     ],
 )
 def test_serve_stops_at_start_with_one_line(tmp_path, monkeypatch, capsys, env, message):
-    for name in [k for k in os.environ if k.startswith("AIFIX_")]:
+    for name in [k for k in os.environ if k.startswith(("AIFIX_", "ANTHROPIC_", "OPENAI_"))]:
         monkeypatch.delenv(name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)

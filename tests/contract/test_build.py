@@ -243,3 +243,41 @@ def test_an_empty_configured_scope_is_named_as_the_problem(tmp_path: Path) -> No
     assert c.missing == [
         "a non-empty scope: .github/ai-fix.yml's `scope.allow` is empty; list the paths ai-fix may change"
     ]
+
+
+def test_the_task_kind_comes_from_labels_then_a_kind_section_then_the_evidence(tmp_path: Path) -> None:
+    body = "## Acceptance criteria\n- `square(3)` is 9"
+    assert build(tmp_path, body, labels=["enhancement"]).kind == "feature"
+    assert build(tmp_path, body, labels=["bug"]).kind == "bug"
+    c = build(tmp_path, f"## Kind\nFeature request\n\n{body}", title="Add square()")
+    assert c.kind == "feature" and c.provenance.sources["kind"] == "issue ## Kind"
+    assert build(tmp_path, body, title="square() crashes").kind == "bug"
+    assert build(tmp_path, body, title="Add square()").kind == "feature"
+
+
+def test_reviewer_requests_become_criteria_and_wording_ones_are_for_the_reviewer(tmp_path: Path) -> None:
+    reviews = [
+        ReviewComment(
+            id=1, author="bob", permission="write", body="Also handle negative numbers.", path="src/m.py", line=3
+        ),
+        ReviewComment(id=2, author="bob", permission="write", body="Reword the docstring.", path="src/m.py", line=1),
+    ]
+    c = build(tmp_path, "## Acceptance criteria\n- ok", kind="review", review_comments=reviews)
+    review = [(x.text, x.for_reviewer) for x in c.acceptance_criteria if x.origin == "review"]
+    assert review == [("src/m.py:3: Also handle negative numbers.", False), ("src/m.py:1: Reword the docstring.", True)]
+
+
+def test_no_checks_is_missing_but_does_not_stop_the_task(tmp_path: Path) -> None:
+    write(tmp_path, {"notes.txt": "hello"})
+    c = build_contract(snap("## Acceptance criteria\n- says hello"), WorkTreeFiles(tmp_path), now=NOW)
+    assert c.status == "ready" and c.checks == []
+    assert any("`unverified` at best" in m for m in c.missing)
+    assert [x.rule for x in c.acceptance_criteria] == [None]
+
+
+def test_run_tests_must_name_where_the_tests_go(tmp_path: Path) -> None:
+    bad = "checks:\n  - {name: unit, run: npx vitest run, run_tests: npx vitest run}\n"
+    with pytest.raises(ConfigError, match=r"run_tests: .*must contain \{tests\}"):
+        build(tmp_path, "## Acceptance criteria\n- ok", config=bad)
+    good = "checks:\n  - {name: unit, run: npx vitest run, run_tests: 'npx vitest run {tests}'}\n"
+    assert build(tmp_path, "## Acceptance criteria\n- ok", config=good).checks[0].run_tests == "npx vitest run {tests}"

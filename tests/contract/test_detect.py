@@ -26,6 +26,21 @@ ECOSYSTEMS = [
         id="python setup.cfg: tests dir, flake8, mypy",
     ),
     pytest.param(
+        {"tests/__init__.py": "", "tests/test_calc.py": "import unittest\n\nclass T(unittest.TestCase): ...\n"},
+        [("unittest", "python -m unittest discover -s tests -t . -v")],
+        id="a tests package of unittest files and no pytest configuration",
+    ),
+    pytest.param(
+        {"test/test_calc.py": "from unittest import TestCase\n"},
+        [("unittest", "python -m unittest discover -s test -v")],
+        id="a test folder, not a package",
+    ),
+    pytest.param(
+        {"setup.py": "", "tests/test_calc.py": "import unittest\nimport pytest\n"},
+        [("pytest", "python -m pytest -q")],
+        id="tests that use pytest run under pytest",
+    ),
+    pytest.param(
         {"tox.ini": "[tox]\nenvlist = py311\n[testenv]\ncommands = unittest\n"},
         [("tox", "tox")],
         id="tox without pytest",

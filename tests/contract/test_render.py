@@ -7,7 +7,6 @@ import yaml
 from bot.contract.config import parse_config
 from bot.contract.models import Budget, Check, Criterion, Provenance, Scope, TaskContract
 from bot.contract.render import (
-    MARKER,
     render_clarification_comment,
     render_config_error_comment,
     render_config_file,
@@ -36,8 +35,7 @@ def contract(**kw: object) -> TaskContract:
 
 def test_contract_comment_says_what_will_be_done() -> None:
     body = render_contract_comment(contract())
-    assert body.startswith(MARKER + "\n")
-    assert "### ai-fix: what I am going to do" in body
+    assert body.startswith("#### ai-fix: what I am going to do\n")
     assert "> Empty files parse; ping `@octocat`" in body  # echoed mentions notify nobody
     assert "- [ ] `parse('')` is `[]` _(stated)_" in body
     assert "| tests | `pytest -q \\| tee log` | 600 s | config |" in body
@@ -50,7 +48,7 @@ def test_contract_comment_says_what_will_be_done() -> None:
 def test_clarification_comment_says_exactly_what_is_needed_with_an_example() -> None:
     c = contract(status="needs_clarification", missing=["acceptance criteria or reproducible evidence: ..."])
     body = render_clarification_comment(c)
-    assert body.startswith(MARKER + "\n")
+    assert body.startswith("#### ai-fix needs more before it starts\n")
     assert "- acceptance criteria or reproducible evidence: ..." in body
     example = body.split("````markdown\n", 1)[1].split("````", 1)[0]
     sections = parse_sections(example)  # the example itself is a valid, ready request
@@ -59,14 +57,14 @@ def test_clarification_comment_says_exactly_what_is_needed_with_an_example() -> 
 
 
 def test_comments_survive_our_own_sanitiser_unchanged_in_meaning() -> None:
-    """What we post contains nothing a reader cannot see except the one marker."""
+    """What we post contains nothing a reader cannot see."""
     body = render_contract_comment(contract())
-    assert sanitize(body).removed == {"HTML comment": 1}  # the marker
+    assert sanitize(body).removed == {}
 
 
 def test_config_error_comment_quotes_the_error() -> None:
     body = render_config_error_comment(".github/ai-fix.yml line 3: budget.max_step: unknown key")
-    assert body.startswith(MARKER) and "line 3: budget.max_step: unknown key" in body
+    assert body.startswith("#### ai-fix cannot read `.github/ai-fix.yml`") and "line 3: budget.max_step" in body
 
 
 def test_generated_config_parses_and_keeps_the_detected_checks() -> None:

@@ -54,7 +54,7 @@ CASES = [
         id="a pyproject.toml that only configures tools is not a project to install",
     ),
     pytest.param(
-        {"pyproject.toml": "[project]\nname = 'x'\n", "tests/t.py": ""},
+        {"pyproject.toml": "[project]\nname = 'x'\n", "tests/test_a.py": ""},
         [VENV, f"{PIP} -e .", tool("pytest")],
         id="no test extra: the project, then the test runner",
     ),

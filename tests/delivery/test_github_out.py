@@ -8,7 +8,7 @@ import pytest
 from bot.checks.models import CheckResult
 from bot.checks.models import TestCase as Case
 from bot.delivery.checkrun import render_check_run
-from bot.delivery.github_out import HANDOFF_LABEL, GitHubOutput
+from bot.delivery.github_out import HANDOFF_LABEL, UNVERIFIED_LABEL, GitHubOutput
 from bot.errors import GitHubError
 from bot.github.client import GitHubApp, RepoClient
 from bot.github.retry import RetryPolicy
@@ -90,11 +90,13 @@ def test_reviewer_label_and_refused_reviewer(fake: PullsGitHub, out: GitHubOutpu
     pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
     assert out.request_review(pr, "Codertocat") is True
     assert out.request_review(pr, "stranger") is False  # 422 from GitHub: not a collaborator
-    out.set_handoff_label(pr, on=True)
-    out.set_handoff_label(pr, on=True)
+    out.set_outcome_label(pr, "handed_off")
+    out.set_outcome_label(pr, "handed_off")
     assert fake.labels[(REPO, pr.number)] == [HANDOFF_LABEL]
-    out.set_handoff_label(pr, on=False)
-    out.set_handoff_label(pr, on=False)  # already gone: 404 is what we wanted
+    out.set_outcome_label(pr, "unverified")
+    assert fake.labels[(REPO, pr.number)] == [UNVERIFIED_LABEL], "one outcome label at a time"
+    out.set_outcome_label(pr, "accepted")
+    out.set_outcome_label(pr, "accepted")  # already gone: 404 is what we wanted
     assert fake.labels[(REPO, pr.number)] == []
 
 
@@ -102,7 +104,7 @@ def test_progress_comment_is_edited_in_place_and_found_by_marker(fake: PullsGitH
     fake.add_comment(REPO, 1, "Codertocat", f"{marker('progress', 1)} pasted by a person")
     first = out.upsert_progress(1, f"{marker('progress', 1)}\nstep 1", None)
     second = out.upsert_progress(1, f"{marker('progress', 1)}\nstep 2", None)  # a new attempt: found by its marker
-    assert first == second
+    assert first["id"] == second["id"]
     assert [c["body"].splitlines()[-1] for c in fake.bot_comments(REPO, 1)] == ["step 2"]
     assert fake.comments[(REPO, 1)][0]["body"].endswith("pasted by a person")
 

@@ -183,7 +183,7 @@ def test_never_with_the_image_missing_ends_the_run_before_any_model_turn(
             repo,
             out,
             settings=load_settings(work_dir=tmp_path / "work", sandbox_pull="never", sandbox_env=inside_env()),
-            model=anthropic_model(url),
+            model=lambda _choice: anthropic_model(url),
             model_name=None,
             sandbox_kind="podman",
             stream=log,

@@ -16,7 +16,7 @@ from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.model.base import ModelRequest
 from bot.model.scripted import Turn, call, turn
 from tests.support.markdown import render
-from tests.support.runs import CHECK
+from tests.support.runs import CHECK, SAMPLE_CRITERIA
 from tests.support.webhooks import REPO, labeled, pr_comment, review_submitted
 from tests.support.world import FIX_SCRIPT, SENDER, World, start_world
 
@@ -79,6 +79,10 @@ def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
     row = next(line for line in body.splitlines() if line.startswith("| `tests` |"))
     assert "❌ fail" in row and "✅ pass" in row
     assert "- `tests/test_calc.py::CalcTest::test_add`" in body.split("from failing to passing")[1].split("##")[0]
+    evidence = body.split("## Evidence")[1].split("## Not verified")[0]
+    assert "**Reproduction" in evidence and "verified** — the report is reproduced" in evidence
+    assert re.search(r"\| `tests/test_calc\.py::CalcTest::test_add` \| fail \(.*\) \| pass \| AssertionError", evidence)
+    assert "✅ `add(2, 3)` returns 5 _(stated)_ — shown by `tests/test_calc.py::CalcTest::test_add`" in evidence
     assert re.search(r"`https://evil\.example/p\.png\?k=?\[REDACTED\]\)?`", body) and "![x]" not in body
     html = render(body)  # as GitHub's engine renders it: no image and no link off GitHub
     assert "<img" not in html and all(is_github_url(h) for h in re.findall(r'<a href="([^"]*)"', html))
@@ -92,7 +96,8 @@ def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
         and pr["html_url"] in progress["body"]
         and "✅ **Accepted**" in progress["body"]
     )
-    assert len(world.github.bot_comments(REPO, 1)) == 2, "the contract and the progress comment, nothing else"
+    assert len(world.github.bot_comments(REPO, 1)) == 1, "one comment holds the contract and the progress"
+    assert "<summary>Task contract</summary>" in progress["body"] and "`add(2, 3)` returns 5" in progress["body"]
 
     # `/agent retry` with feedback: a new round on the same branch, new commits on top.
     world.script(
@@ -115,7 +120,7 @@ def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
                 ),
                 CHECK,
             ),
-            turn("Done.", call("finish", summary="Documented add().", risks=[])),
+            turn("Done.", call("finish", summary="Documented add().", risks=[], criteria=SAMPLE_CRITERIA)),
         ]
     )
     task = world.run(
@@ -127,8 +132,14 @@ def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
     log = world.git("log", "--format=%H", branch).split()
     assert log[1:].count(head) == 1 and log[0] != head, "new commits on top of the old head, no force-push"
     assert "add() sums" in world.git("show", f"{branch}:README.md")
-    assert len(world.github.bot_comments(REPO, 1)) == 2, "the second round updated both comments in place"
+    assert len(world.github.bot_comments(REPO, 1)) == 1, "the second round updated the one comment in place"
     assert [(r.n, r.kind) for r in read_rounds(world.pull(pr["number"])["body"])] == [(1, "issue"), (2, "retry")]
+    original = world.git("rev-parse", "main").strip()
+    assert f"**Reproduction (against `{original[:12]}`): verified**" in world.pull(pr["number"])["body"], (
+        "round 2's evidence is taken against the pull request's original base, where round 1's tests failed"
+    )
+    not_verified = world.pull(pr["number"])["body"].split("## Not verified")[1].split("## Known risks")[0]
+    assert "- Also say in the README that add() sums: for the reviewer" in not_verified
 
     # A review with two comments: one round, one reply in each thread.
     review_id = 5150
@@ -159,14 +170,21 @@ def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
                 ),
                 CHECK,
             ),
-            turn("Done.", call("finish", summary="Docstring says what add() returns.", risks=[])),
+            turn(
+                "Done.",
+                call("finish", summary="Docstring says what add() returns.", risks=[], criteria=SAMPLE_CRITERIA),
+            ),
         ]
     )
     model_calls = len(world.model_api.bodies)
     task = world.run(
         "pull_request_review",
         review_submitted(
-            number=pr["number"], review_id=review_id, sender=SENDER, pr_body=world.pull(pr["number"])["body"]
+            body="Two notes on the docs.",
+            number=pr["number"],
+            review_id=review_id,
+            sender=SENDER,
+            pr_body=world.pull(pr["number"])["body"],
         ),
     )
     assert task["status"] == "done", task
@@ -197,8 +215,11 @@ def test_a_task_that_cannot_be_solved_hands_off_a_draft_with_the_work_pushed(wor
                 ),
             ),
             *[
-                turn("Still thinking.", call("str_replace_based_edit_tool", command="view", path="calc.py"))
-                for _ in range(6)
+                turn(
+                    "Still thinking.",
+                    call("str_replace_based_edit_tool", command="view", path="calc.py", view_range=[1, n + 2]),
+                )
+                for n in range(6)
             ],
         ]
     )
@@ -207,7 +228,8 @@ def test_a_task_that_cannot_be_solved_hands_off_a_draft_with_the_work_pushed(wor
     [pr] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == number]
     assert pr["draft"] is True and world.github.labels[(REPO, pr["number"])] == [HANDOFF_LABEL]
     assert "None skipped" in world.git("show", f"{pr['head']['ref']}:calc.py"), "the work is on the pushed branch"
-    assert re.search(r"## Handoff\n\n\*\*Done:\*\*", pr["body"]) and "step limit" in pr["body"]
+    assert re.search(r"## Handoff\n\nThe work so far is on branch `ai-fix/20-[^`]+`\.\n\n\*\*Done:\*\*", pr["body"])
+    assert "step limit" in pr["body"]
     runs = [r for r in world.github.check_runs if r["head_sha"] == world.git("rev-parse", pr["head"]["ref"]).strip()]
     assert [r["conclusion"] for r in runs] == ["failure"]
     assert {(a["path"], a["annotation_level"]) for a in runs[0]["annotations"]} == {("tests/test_calc.py", "failure")}

@@ -82,7 +82,7 @@ def test_setup_is_detected_the_baseline_tests_the_repository_and_a_missing_linte
             repo,
             tmp_path / "out",
             settings=settings,
-            model=anthropic_model(url),
+            model=lambda _choice: anthropic_model(url),
             model_name="claude-haiku-4-5",
             sandbox_kind="bwrap",
             stream=log,

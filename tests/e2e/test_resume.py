@@ -79,7 +79,8 @@ def test_agent_stop_mid_run_pushes_the_work_and_opens_a_draft_handoff(worker: Wo
     assert worker.job()["status"] == "cancelled"
     [pr] = worker.github.pulls_of(REPO)
     assert pr["draft"] is True and worker.github.labels[(REPO, pr["number"])] == [HANDOFF_LABEL]
-    assert "stopped by /agent stop" in pr["body"] and "## Handoff\n\n**Done:**" in pr["body"]
+    assert "stopped by /agent stop" in pr["body"] and "## Handoff\n\nThe work so far is on" in pr["body"]
+    assert "**Done:**" in pr["body"].split("## Handoff")[1]
     assert "Return a plus b" in _show(worker.bare, f"{pr['head']['ref']}:calc.py"), (
         "the checkpointed edit is on the remote"
     )

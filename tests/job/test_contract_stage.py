@@ -6,14 +6,14 @@ import json
 import time
 from collections.abc import Callable
 
-from bot.contract.render import MARKER
 from bot.job.contract_stage import ContractDecision, ContractStage
+from bot.markers import PROGRESS_KIND, marker
 from bot.queue.models import FINAL_STATUSES, Job
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_files import serve_files
-from tests.support.pipelines import ContractOnly
+from tests.support.pipelines import ContractOnly, issue_comment
 from tests.support.service import Service
 from tests.support.webhooks import REPO, deliver, labeled
 
@@ -48,7 +48,7 @@ def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_co
     assert vague.reason.startswith("acceptance criteria or reproducible evidence")
     [(repo, number, first)] = fake_github.created_comments
     assert (repo, number) == (REPO, 1)
-    assert first.startswith(MARKER) and "ai-fix needs more before it starts" in first
+    assert first.startswith(marker(PROGRESS_KIND, 1)) and "ai-fix needs more before it starts" in first
     assert set(refs) == {"master"}  # the default branch of the payload's repository, nothing else
 
     fake_github.issues[(REPO, 1)]["body"] = "## Acceptance criteria\n- README says `commit`\n\n## Scope\n- README.md"
@@ -56,7 +56,7 @@ def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_co
     assert ready.status == "done"
     assert len(fake_github.created_comments) == 1  # no comment spam: the same comment was edited
     [(_, second)] = fake_github.edited_comments
-    assert second.startswith(MARKER) and "### ai-fix: what I am going to do" in second
+    assert second.startswith(marker(PROGRESS_KIND, 1)) and "#### ai-fix: what I am going to do" in second
     assert "README says `commit`" in second and "may change `README.md`" in second
     assert ready.state["contract"]["status"] == "ready"
     assert ready.state["contract"]["conventions"]["files"] == {"AGENTS.md": "Keep it small."}
@@ -85,7 +85,7 @@ class CrashesOnceAfterTheContract:
         self.files = files
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
-        decision = self.stage.prepare(snapshot, ctx)
+        decision = self.stage.prepare(snapshot, ctx, issue_comment(snapshot, ctx))
         self.decisions.append(decision)
         if len(self.decisions) == 1:
             self.files["AGENTS.md"] = "changed on the default branch between attempts"
@@ -125,7 +125,7 @@ def test_the_contract_comment_is_redacted_and_quotes_the_issue_inertly(
     job = run_job(svc)
     assert job.status == "done"
     [(_, _, body)] = fake_github.created_comments
-    assert "### ai-fix: what I am going to do" in body and "Parse empty files" in body
+    assert "#### ai-fix: what I am going to do" in body and "Parse empty files" in body
     assert canary not in body and canary[3:15] not in body
     assert not any(canary[3:15] in json.dumps(c.json) for c in fake_github.calls if c.json)
     # The issue's image, links, mention and closing keyword are shown, not followed or acted on.

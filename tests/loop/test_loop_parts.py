@@ -34,7 +34,7 @@ from bot.workspace.branch import branch_name
 from bot.workspace.gate import PatchGate
 from bot.workspace.git import Workspace
 from bot.workspace.models import DiffStats
-from tests.support.runs import CHECK, FIX, MODEL, PLAN, config, sample_files, sample_issue
+from tests.support.runs import CHECK, FIX, MODEL, PLAN, SAMPLE_CRITERIA, config, sample_files, sample_issue
 
 
 def run_of(*results: CheckResult) -> CheckRun:
@@ -150,7 +150,12 @@ def loop_parts(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_history_is_compressed_by_the_small_model_and_the_stable_layer_never_changes(loop_parts) -> None:  # type: ignore[no-untyped-def]
     views = [turn(f"look {i}", call("search_code", query=f"value{i}")) for i in range(6)]
     loop, model = loop_parts(
-        [turn("plan", PLAN), *views, turn("fix", FIX, CHECK), turn("done", call("finish", summary="s"))],
+        [
+            turn("plan", PLAN),
+            *views,
+            turn("fix", FIX, CHECK),
+            turn("done", call("finish", summary="s", criteria=SAMPLE_CRITERIA)),
+        ],
         history_tokens=10,
     )
     loop.state.conclusions += [f"earlier finding number {i}. Details follow" for i in range(6)]
@@ -180,7 +185,7 @@ def test_a_plan_outside_the_scope_is_refused_and_asked_again(loop_parts) -> None
             turn("p", call("str_replace_based_edit_tool", command="view", path="calc.py")),
             turn("p", PLAN),
             turn("f", FIX, CHECK),
-            turn("d", call("finish", summary="s")),
+            turn("d", call("finish", summary="s", criteria=SAMPLE_CRITERIA)),
         ]
     )
     result = loop.run()
@@ -217,11 +222,11 @@ def test_an_interruption_keeps_the_edits_on_the_branch_and_ends_the_trace(loop_p
 
 def test_the_cost_limit_keeps_a_reserve_and_still_hands_off_with_the_work(loop_parts) -> None:  # type: ignore[no-untyped-def]
     loop, model = loop_parts(
-        [turn("plan", PLAN), turn("fix", FIX), turn("more", CHECK)], budget_update={"max_cost_usd": 0.0025}
+        [turn("plan", PLAN), turn("fix", FIX), turn("more", CHECK)], budget_update={"max_cost_usd": 0.0032}
     )
     result = loop.run()
-    assert result.outcome == "handed_off" and "the cost limit ($0.0025, 10% kept in reserve)" in result.reason
-    assert result.cost.usd is not None and result.cost.usd >= 0.9 * 0.0025
+    assert result.outcome == "handed_off" and "the cost limit ($0.0032, 10% kept in reserve)" in result.reason
+    assert result.cost.usd is not None and result.cost.usd >= 0.9 * 0.0032
     assert len(model.requests) == 2 and result.final is not None and result.final.passed
     assert "return a + b" in result.diff_text
 

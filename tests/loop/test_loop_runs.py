@@ -264,12 +264,13 @@ def test_when_no_check_that_can_verify_the_criteria_can_run_it_is_an_environment
 def test_replay_of_a_recorded_trace_reproduces_the_diff(tmp_path: Path) -> None:
     first = run_local(tmp_path / "live", DEMO_SCRIPT)
     repo = make_repo(tmp_path / "again", sample_files(**{".github/ai-fix.yml": config()}))
+    replay = ReplayModel.from_trace(first.out / "trace.jsonl")
     replayed = execute(
         sample_issue(),
         repo,
         tmp_path / "out2",
         settings=load_settings(work_dir=tmp_path / "work2"),
-        model=ReplayModel.from_trace(first.out / "trace.jsonl"),
+        model=lambda _choice: replay,
         model_name=None,
         sandbox_kind="bwrap",
     )

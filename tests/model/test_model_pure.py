@@ -11,6 +11,7 @@ from bot.contract.models import Budget, Criterion, ModelConfig, Scope, TaskContr
 from bot.errors import ConfigError, ModelError
 from bot.model.base import ModelRequest, ModelResponse, ToolCall, Usage
 from bot.model.prices import cost_usd, price_for
+from bot.model.providers import ModelSpec, parse_spec
 from bot.model.replay import ReplayModel
 from bot.model.routing import choose_model
 from bot.model.scripted import PromptCache, ScriptedModel, call, turn
@@ -100,3 +101,21 @@ def test_the_simulated_cache_reads_the_longest_known_prefix_and_writes_the_rest(
     assert (moved.cache_write_tokens, moved.cache_read_tokens) == (200, 1100)
     small = cache.usage(["x" * 400], "tail", "out")
     assert (small.cache_write_tokens, small.cache_read_tokens, small.input_tokens) == (0, 0, 101)
+
+
+def test_the_provider_comes_from_the_spec_prefix() -> None:
+    assert parse_spec("claude-sonnet-4-5") == ModelSpec("anthropic", "claude-sonnet-4-5")
+    assert parse_spec("anthropic:claude-opus-5") == ModelSpec("anthropic", "claude-opus-5")
+    assert parse_spec("openai:gpt-5.4") == ModelSpec("openai", "gpt-5.4")
+    assert parse_spec("ollama:qwen3:8b") == ModelSpec("ollama", "qwen3:8b")
+    assert parse_spec("vllm:Qwen/Qwen3-Coder-30B") == ModelSpec("vllm", "Qwen/Qwen3-Coder-30B")
+    with pytest.raises(ConfigError, match="unknown provider 'qwen3'.*ollama:qwen3:8b"):
+        parse_spec("qwen3:8b")
+    with pytest.raises(ConfigError, match="names no model; write openai:MODEL"):
+        parse_spec("openai:")
+
+
+def test_openai_models_price_by_family_and_the_longest_key_wins() -> None:
+    assert price_for("gpt-5.4-mini-2026-03-17") == price_for("gpt-5.4-mini") != price_for("gpt-5.4")
+    assert price_for("gpt-5.2-pro") != price_for("gpt-5.2")
+    assert cost_usd("gpt-5.4", Usage(input_tokens=1_000_000, cache_read_tokens=1_000_000)) == pytest.approx(2.75)

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from bot.delivery.github_out import GitHubOutput
+from bot.delivery.models import Progress
+from bot.delivery.progress import render_progress
 from bot.job.contract_stage import ContractStage
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.settings import Settings
@@ -30,12 +34,24 @@ class ContractOnly:
         self.stage = stage or ContractStage()
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
-        decision = self.stage.prepare(snapshot, ctx)
+        decision = self.stage.prepare(snapshot, ctx, issue_comment(snapshot, ctx))
         return decision.outcome() or JobOutcome(
             status="done",
             reason="contract posted; no execution stage is configured",
             data={"comment": decision.comment_url},
         )
+
+
+def issue_comment(snapshot: Snapshot, ctx: JobContext) -> Callable[[str, bool], str]:
+    """A `post` for the contract stage: its section in the issue's one ai-fix comment, as the job shows it."""
+    out = GitHubOutput(ctx.github, secrets=ctx.secrets)
+    progress = Progress(issue_number=snapshot.number)
+
+    def post(section: str, open_: bool) -> str:
+        progress.contract, progress.contract_open = section, open_
+        return str(out.upsert_progress(snapshot.number, render_progress(progress), None).get("html_url", ""))
+
+    return post
 
 
 class Gate:

