@@ -44,6 +44,8 @@ class Progress(BaseModel):
     pr_url: str = ""
     setup: str = ""
     """How this round's environment was prepared (setup ran or was reused, how long it took)."""
+    run_url: str = ""
+    """The signed link to the run viewer's page of this job, when links are on."""
     outcome: Outcome | None = None
     reason: str = ""
     contract: str = ""
