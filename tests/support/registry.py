@@ -52,14 +52,15 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Regist
     (root / "registries.conf").write_text(f'[[registry]]\nlocation = "{host}"\ninsecure = true\n')
     monkeypatch.setenv("CONTAINERS_REGISTRIES_CONF", str(root / "registries.conf"))
     log = root / "registry.log"
+    image = f"{host}/ai-fix/sandbox:1"
     with log.open("wb") as out:
         process = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_for_http(f"http://{host}/v2/", process, log, timeout=20)
-        image = f"{host}/ai-fix/sandbox:1"
         pushed = run_engine("podman", "push", build_test_image(), image, timeout=120)
         assert pushed.returncode == 0, pushed.stderr.decode()
         yield Registry(host, image)
     finally:
+        run_engine("podman", "rmi", image)  # the name a test pulled; the test image keeps its own
         process.terminate()
         process.wait(timeout=20)
