@@ -30,8 +30,10 @@ class SandboxChecks:
         self.set_aside: dict[str, CheckResult] = {}
         """Detected checks the environment cannot run, by name, with the baseline's `not_run` result."""
 
-    def setup(self) -> SetupReport:
-        return prepare_environment(self.sandbox, self.contract, env=self.setup_env, secrets=self.secrets)
+    def setup(self, *, offline: bool = False) -> SetupReport:
+        return prepare_environment(
+            self.sandbox, self.contract, env=self.setup_env, secrets=self.secrets, offline=offline
+        )
 
     def baseline(self, commit: str) -> CheckRun:
         run = run_baseline(self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets)
@@ -65,7 +67,7 @@ class Unavailable:
     def __init__(self, reason: str) -> None:
         self.reason = reason
 
-    def setup(self) -> SetupReport:
+    def setup(self, *, offline: bool = False) -> SetupReport:
         return SetupReport(status="failed", problem=self.reason)
 
     def baseline(self, commit: str) -> CheckRun:

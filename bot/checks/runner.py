@@ -171,15 +171,21 @@ def run_check(
 
 
 def run_setup(
-    sandbox: Sandbox, commands: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = SETUP_TIMEOUT
+    sandbox: Sandbox,
+    commands: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    network: bool = True,
+    timeout: float = SETUP_TIMEOUT,
 ) -> list[ExecResult]:
     """The contract's setup commands in order, as setup (network only under `network: setup`); stops at the first failure.
 
-    `env` (the setup secrets) reaches these commands only.
+    `env` (the setup secrets) reaches these commands only. `network=False` runs them as ordinary
+    commands: no network and no package caches, whatever the config says.
     """
     results: list[ExecResult] = []
     for command in commands:
-        result = sandbox.exec(command, timeout=timeout, setup=True, env=env)
+        result = sandbox.exec(command, timeout=timeout, setup=network, env=env)
         results.append(result)
         if result.exit_code != 0:
             log.warning("setup command failed (exit %s, timed out %s): %s", result.exit_code, result.timed_out, command)

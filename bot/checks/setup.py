@@ -71,25 +71,34 @@ def created(before: set[str], after: list[str]) -> list[str]:
 
 
 def prepare_environment(
-    sandbox: Sandbox, contract: TaskContract, *, env: Mapping[str, str], secrets: tuple[str, ...]
+    sandbox: Sandbox,
+    contract: TaskContract,
+    *,
+    env: Mapping[str, str],
+    secrets: tuple[str, ...],
+    offline: bool = False,
 ) -> SetupReport:
-    """Reuse the setup's snapshot, or run setup (and keep a snapshot); what happened, and how long it took."""
+    """Reuse the setup's snapshot, or run setup (and keep a snapshot); what happened, and how long it took.
+
+    `offline`: the tree holds files the model may have written, so the commands run as ordinary ones
+    (no network, no package caches, no setup secrets) and no snapshot is reused or kept.
+    """
     began = time.monotonic()
     commands = contract.setup
     base = SetupReport(status="none", origin=contract.setup_origin, commands=len(commands))
     if not commands:
         return base
-    if (snapshot := sandbox.restore_setup()) is not None:
+    if not offline and (snapshot := sandbox.restore_setup()) is not None:
         return base.model_copy(
             update={"status": "reused", "snapshot": snapshot, "duration_s": time.monotonic() - began}
         )
-    missing = [n for n in contract.setup_secrets if n not in env]
+    missing = [] if offline else [n for n in contract.setup_secrets if n not in env]
     if missing:
         names = ", ".join(f"{SETUP_SECRET_PREFIX}{n}" for n in missing)
         problem = f"the setup secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} (setup_secrets in .github/ai-fix.yml) {'are' if len(missing) > 1 else 'is'} not provided; set {names} on the ai-fix host"
         return base.model_copy(update={"status": "failed", "problem": problem})
     before = set(_walk(sandbox.workspace, into_dependencies=True))
-    results = run_setup(sandbox, commands, env=env)
+    results = run_setup(sandbox, commands, env=None if offline else env, network=not offline)
     took = time.monotonic() - began
     if results and results[-1].exit_code != 0:
         last, command = results[-1], commands[len(results) - 1]
@@ -100,5 +109,5 @@ def prepare_environment(
         problem = f"setup command `{command}` failed (exit {last.exit_code}): {why}"
         return base.model_copy(update={"status": "failed", "problem": problem, "duration_s": took})
     outputs = created(before, _walk(sandbox.workspace, into_dependencies=True))
-    saved = sandbox.save_setup(outputs) or ""
+    saved = "" if offline else sandbox.save_setup(outputs) or ""
     return base.model_copy(update={"status": "ran", "snapshot": saved, "duration_s": time.monotonic() - began})

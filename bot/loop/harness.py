@@ -58,8 +58,12 @@ class Workspace(Protocol):
 class Checks(Protocol):
     """The contract's setup and checks, bound to a sandbox (`bot.checks.bound.SandboxChecks`)."""
 
-    def setup(self) -> SetupReport:
-        """Prepare the environment (run the setup commands, or reuse their snapshot); what failed is in the report."""
+    def setup(self, *, offline: bool = False) -> SetupReport:
+        """Prepare the environment (run the setup commands, or reuse their snapshot); what failed is in the report.
+
+        `offline`: for a tree holding the model's files: the commands run without network, package
+        caches or setup secrets, and no snapshot is reused or kept.
+        """
 
     def baseline(self, commit: str) -> CheckRun: ...
 

@@ -7,6 +7,7 @@ from bot.loop.exits import HandedOff, NeedsClarification
 from bot.loop.harness import Harness
 from bot.loop.prompt import stable_layer
 from bot.loop.records import BaselineRecord, StartRecord
+from bot.loop.setup_network import prepare_setup
 from bot.loop.state import RunState
 from bot.markdown import first_line
 
@@ -33,7 +34,7 @@ def prepare(h: Harness, state: RunState) -> None:
         raise NeedsClarification(clarification_reason(contract.missing))
     h.reporter.say(f"model: {h.config.model_reason or h.config.model}")
     h.reporter.phase("setup")
-    setup = h.checks.setup()
+    setup = prepare_setup(h)
     h.reporter.setup(setup)
     if setup.status == "failed":
         h.trace.append(BaselineRecord(setup=setup, setup_problem=setup.problem))
@@ -58,6 +59,11 @@ def prepare(h: Harness, state: RunState) -> None:
             next_steps=["install what is missing in the sandbox image or add it to the contract's setup, then retry"],
         )
     state.conclusions += [f"check {r.name} cannot run here and is not verified: {r.reason}" for r in set_aside]
+    if setup.offline == "failed":
+        state.conclusions.append(
+            f"setup ran on the base commit's files; for the change to {', '.join(setup.changed_inputs)} it could not "
+            f"run again without network ({setup.offline_problem}), so the environment is the base files'"
+        )
     state.good = {r.name: r.status for r in state.baseline.results}
     state.environment_ok = True
     state.stable = h.redact(stable_layer(contract, h.context.repo_map(h.config.repo_map_tokens)))

@@ -19,6 +19,7 @@ from bot.loop.harness import Checks, Harness, LoopConfig, Workspace
 from bot.loop.loop import Loop
 from bot.loop.report import Reporter
 from bot.loop.result import RunResult
+from bot.loop.setup_network import model_files
 from bot.loop.trace import Trace
 from bot.model.base import Model
 from bot.model.routing import ModelChoice, choose_model
@@ -43,6 +44,14 @@ class Toolkit:
     """The values the operator provides for setup commands, by name; a contract's `setup_secrets` picks from them."""
 
 
+def _setup_key(contract: TaskContract, workspace: Workspace) -> str:
+    """The key of the files setup will run on: the base commit's when the model's files are in the tree."""
+    if not model_files(contract, workspace):
+        return setup_key(contract, workspace.path)
+    with workspace.laid_over(workspace.evidence_base):
+        return setup_key(contract, workspace.path)
+
+
 def run_session(
     contract: TaskContract,
     workspace: Workspace,
@@ -60,7 +69,7 @@ def run_session(
     job = SandboxJob(
         repo=repo,
         commands=(*contract.setup, *(c.run for c in contract.checks)),
-        setup_key=setup_key(contract, workspace.path),
+        setup_key=_setup_key(contract, workspace),
         progress=reporter.say,
     )
     sandbox: Sandbox | None = None

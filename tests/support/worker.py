@@ -19,7 +19,7 @@ from bot.commands.services import github_app
 from bot.commands.toolkit import delivery_pipeline
 from bot.github.retry import RetryPolicy
 from bot.model.scripted import ScriptedModel
-from bot.queue.models import WORK_KINDS, Trigger
+from bot.queue.models import WORK_KINDS, Trigger, TriggerKind
 from bot.queue.store import Store
 from bot.queue.worker import WorkerConfig, WorkerPool
 from bot.settings import load_settings
@@ -39,10 +39,11 @@ class Worker:
     model_api: FakeMessagesAPI
     bare: Path
 
-    def enqueue(self, number: int) -> None:
-        """The trigger a label on issue `number` makes."""
+    def enqueue(self, number: int, kind: TriggerKind = "issue", feedback: str = "") -> None:
+        """The trigger a label on issue `number` makes (or `/agent retry` with `feedback` on pull request `number`)."""
         trigger = Trigger(
-            kind="issue",
+            kind=kind,
+            feedback=feedback,
             repo=REPO,
             number=number,
             installation_id=INSTALLATION,
