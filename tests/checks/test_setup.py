@@ -3,6 +3,7 @@ package cache only setup sees, and detected checks the environment cannot run se
 
 from __future__ import annotations
 
+import sys
 from hashlib import sha256
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from bot.contract.models import Check, SandboxConfig, TaskContract
 from bot.sandbox.base import SandboxJob
 from bot.sandbox.select import open_sandbox
 from tests.support.pytest_samples import calc_repo, write_repo
-from tests.support.sandbox import open_test_sandbox, python_paths, skip_reason
+from tests.support.sandbox import inside_env, open_test_sandbox, python_paths, skip_reason
+from tests.support.server import tcp_listener
 
 PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q tests/test_calc.py -k test_ok"
 
@@ -103,6 +105,37 @@ def test_bwrap_gives_setup_commands_the_repositorys_package_cache_and_checks_nev
         assert "ai-fix-cache" in setup.output
         assert check.output.splitlines()[0] == "cache=unset" and "ai-fix-cache" not in check.output
     assert setup.output.startswith("wheel\n") and (cache / "pip" / "w").read_text() == "wheel\n"
+
+
+@pytest.mark.bwrap
+def test_offline_setup_has_no_network_no_package_cache_and_no_setup_secret(tmp_path: Path) -> None:
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    workspace = calc_repo(tmp_path / "ws")
+    secret = "s3cr3t-value-for-online-setup-only"
+    config = SandboxConfig(network="setup")
+    job = SandboxJob(repo="owner/repo", cache_dir=tmp_path / "cache")
+    with tcp_listener() as (port, accepted):
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
+        probe = (
+            'echo "token=${INDEX_TOKEN:-unset} cache=${PIP_CACHE_DIR:-unset}" >> .probe'
+            f' && ({sys.executable} -c "{connect}" 2>/dev/null && echo connected || echo no-network) >> .probe'
+        )
+        task = contract(setup=[probe], setup_secrets=["INDEX_TOKEN"], sandbox=config)
+        box = open_sandbox("bwrap", workspace, config, env=inside_env(), ro_paths=python_paths(), job=job)
+        try:
+            checks = SandboxChecks(box, task, [secret], setup_env={"INDEX_TOKEN": secret})
+            online, offline = checks.setup(), checks.setup(offline=True)
+        finally:
+            box.close()
+        assert len(accepted) == 1, "only the setup that is not offline connected"
+    assert (online.status, offline.status) == ("ran", "ran")
+    assert (workspace / ".probe").read_text().splitlines() == [
+        f"token={secret} cache=/tmp/ai-fix-cache/pip",
+        "connected",
+        "token=unset cache=unset",
+        "no-network",
+    ]
 
 
 @pytest.mark.bwrap

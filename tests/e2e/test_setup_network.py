@@ -8,11 +8,7 @@ runs on loopback; round 2 is `/agent retry` on the pull request, whose branch ho
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +17,7 @@ import pytest
 from bot.model.scripted import ScriptedModel, call, turn
 from tests.support.runs import CHECK, FIX, PLAN, SAMPLE_CRITERIA
 from tests.support.sandbox import skip_reason
+from tests.support.server import tcp_listener
 from tests.support.webhooks import REPO
 from tests.support.worker import open_worker
 from tests.support.world import MODEL, PYTHON
@@ -84,33 +81,6 @@ model:
 """
 
 
-@contextmanager
-def listener() -> Iterator[tuple[int, list[object]]]:
-    """A TCP listener on loopback; the list gets one entry per connection it accepts."""
-    accepted: list[object] = []
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, peer = server.accept()
-            except TimeoutError:
-                continue
-            accepted.append(peer)
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1], accepted
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        server.close()
-
-
 def git(bare: Path, *args: str) -> str:
     return subprocess.run(["git", f"--git-dir={bare}", *args], capture_output=True, text=True, check=True).stdout
 
@@ -131,7 +101,7 @@ def test_a_round_1_edit_to_setup_py_gets_no_network_in_round_2(tmp_path: Path, m
         pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
     files = {".github/ai-fix.yml": CONFIG, "setup.py": BASE_SETUP}
     with (
-        listener() as (port, accepted),
+        tcp_listener() as (port, accepted),
         open_worker(tmp_path, monkeypatch, issues={1: (TITLE, BODY)}, files=files) as worker,
     ):
         edit_setup = call(

@@ -1,7 +1,8 @@
-"""Run an ASGI app under a real uvicorn on loopback, in a thread."""
+"""Run an ASGI app under a real uvicorn on loopback, in a thread; wait for a process to answer; count TCP connections."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import threading
 import time
@@ -47,3 +48,30 @@ def wait_for_http(url: str, process: subprocess.Popen[bytes], log: Path, *, time
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"{process.args!r} did not start:\n{log.read_text()}")
         time.sleep(0.05)
+
+
+@contextmanager
+def tcp_listener() -> Iterator[tuple[int, list[object]]]:
+    """A TCP listener on loopback: its port, and a list that gets each peer whose connection it accepted."""
+    accepted: list[object] = []
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, peer = server.accept()
+            except TimeoutError:
+                continue
+            accepted.append(peer)
+            conn.close()
+
+    thread = threading.Thread(target=serve, name="tcp-listener-test", daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], accepted
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
