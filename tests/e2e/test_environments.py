@@ -30,7 +30,7 @@ from tests.support.runs import sample_files
 from tests.support.sandbox import inside_env, python_paths
 from tests.support.webhooks import REPO
 from tests.support.worker import Worker, open_worker
-from tests.support.world import FIX_SCRIPT, MODEL, PYTHON
+from tests.support.world import FIX_SCRIPT, JOB_LIMITS, PYTHON
 
 pytestmark = pytest.mark.podman
 
@@ -57,18 +57,7 @@ setup:
 setup_secrets: [INDEX_TOKEN]
 sandbox:
   image: {image}
-scope:
-  allow: ["**"]
-budget:
-  max_steps: 6
-  max_cost_usd: 1
-  max_wall_minutes: 5
-  max_files_changed: 3
-  max_lines_changed: 40
-model:
-  name: {MODEL}
-  small: {MODEL}
-"""
+{JOB_LIMITS}"""
 
 
 def podman_env(**extra: str) -> dict[str, str]:

@@ -20,7 +20,7 @@ from tests.support.sandbox import skip_reason
 from tests.support.server import tcp_listener
 from tests.support.webhooks import REPO
 from tests.support.worker import open_worker
-from tests.support.world import MODEL, PYTHON
+from tests.support.world import JOB_LIMITS, PYTHON
 
 pytestmark = pytest.mark.bwrap
 
@@ -67,18 +67,7 @@ setup:
   - {PYTHON} setup.py
 sandbox:
   network: setup
-scope:
-  allow: ["**"]
-budget:
-  max_steps: 6
-  max_cost_usd: 1
-  max_wall_minutes: 5
-  max_files_changed: 3
-  max_lines_changed: 40
-model:
-  name: {MODEL}
-  small: {MODEL}
-"""
+{JOB_LIMITS}"""
 
 
 def git(bare: Path, *args: str) -> str:

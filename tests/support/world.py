@@ -66,6 +66,20 @@ FIX_SCRIPT = [
     ),
 ]
 
+JOB_LIMITS = f"""scope:
+  allow: ["**"]
+budget:
+  max_steps: 6
+  max_cost_usd: 1
+  max_wall_minutes: 5
+  max_files_changed: 3
+  max_lines_changed: 40
+model:
+  name: {MODEL}
+  small: {MODEL}
+"""
+"""The end of a `.github/ai-fix.yml` for job tests that write their own checks and setup: scope, budget, model."""
+
 
 def config(max_steps: int = 5, model: str = MODEL) -> str:
     return (
