@@ -8,18 +8,28 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from bot.envdir import DEPENDENCY_DIRS
 from bot.redact import is_secret_file
 from bot.settings import Settings
 
 SECRET_NAME = re.compile(r"(?i)(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL)")
 MIN_SECRET = 8
 """Shorter values are too likely to be ordinary words to strip from every text."""
+SETUP_SECRET_PREFIX = "AIFIX_SETUP_SECRET_"
+"""`AIFIX_SETUP_SECRET_<NAME>`: a value the repository's `setup_secrets: [NAME]` passes to its setup commands only."""
 _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*[\"']?([^\"'\s#]+)")
 
 
 def env_secrets(env: Mapping[str, str]) -> list[str]:
     """Values of environment variables whose names say they are secret (AIFIX_ secrets come through Settings)."""
     return [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET]
+
+
+def setup_secrets(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The values the operator provides for setup commands, by NAME (from `AIFIX_SETUP_SECRET_<NAME>`)."""
+    env = os.environ if env is None else env
+    prefix = len(SETUP_SECRET_PREFIX)
+    return {k[prefix:]: v for k, v in env.items() if k.startswith(SETUP_SECRET_PREFIX) and k[prefix:] and v}
 
 
 def credential_file_secrets(env: Mapping[str, str]) -> list[str]:
@@ -51,7 +61,7 @@ def repo_secret_files(repo: Path) -> list[str]:
     """Workspace-relative paths of files that hold secrets by convention (.env*, *.pem, keys)."""
     found = []
     for dirpath, dirnames, filenames in os.walk(repo):
-        dirnames[:] = [d for d in dirnames if d != ".git"]
+        dirnames[:] = [d for d in dirnames if d != ".git" and d not in DEPENDENCY_DIRS]
         for name in filenames:
             if is_secret_file(name):
                 found.append(os.path.relpath(os.path.join(dirpath, name), repo))
@@ -75,11 +85,17 @@ def held_secrets(
 
     The service's own secrets (settings: every model key, whichever variable set it), secret-looking
     environment values (`os.environ` unless `env` is given) and what the credential files they name
-    hold (a cloud service-account key), the contents of the repository's secret files when `repo` is given, and
-    `tokens` (the job's installation token).
+    hold (a cloud service-account key), every setup secret, the contents of the repository's secret
+    files when `repo` is given, and `tokens` (the job's installation token).
     """
     env = os.environ if env is None else env
-    values = [*settings.secret_values(), *env_secrets(env), *credential_file_secrets(env), *tokens]
+    values = [
+        *settings.secret_values(),
+        *env_secrets(env),
+        *credential_file_secrets(env),
+        *setup_secrets(env).values(),
+        *tokens,
+    ]
     return sorted({*values, *(repo_secrets(repo) if repo is not None else [])} - {""}, key=len, reverse=True)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -87,6 +88,12 @@ class Settings(BaseSettings):
     """Sandbox backend: auto | podman | docker | bwrap | none."""
     sandbox_ro_paths: list[Path] = Field(default_factory=list)
     """Host toolchain folders mounted read-only in the sandbox (a Python outside /usr); JSON list in the environment."""
+    sandbox_env: dict[str, str] = Field(default_factory=dict)
+    """Variables every sandboxed command gets (a package index mirror, a proxy); JSON object in the environment."""
+    sandbox_pull: Literal["missing", "always", "never"] | None = None
+    """Overrides every repository's `sandbox.pull` (e.g. `never` on an offline host)."""
+    sandbox_snapshots: int = Field(default=3, ge=0, le=100)
+    """Setup snapshots kept per repository (container backends); older ones are removed. 0 keeps none."""
     work_dir: Path = Path("ai-fix-work")
     """Where job workspaces and traces are kept on the host."""
     pipeline: str = "bot.commands.toolkit:delivery_pipeline"

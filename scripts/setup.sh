@@ -4,15 +4,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for cmd in podman runc bwrap busybox; do command -v "$cmd" >/dev/null 2>&1 || need+=("$cmd"); done
+for cmd in podman runc bwrap busybox docker-registry; do command -v "$cmd" >/dev/null 2>&1 || need+=("$cmd"); done
 [ -x /usr/libexec/podman/catatonit ] || need+=(catatonit)  # podman --init: reaps orphans in the job's container
 [ -x /usr/bin/chromium ] || need+=(chromium)  # the run viewer's tests drive it headless through Playwright
 if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc bubblewrap busybox-static uidmap catatonit chromium >/dev/null
+  # docker-registry: a local image registry the pull tests start on loopback
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc bubblewrap busybox-static uidmap catatonit chromium docker-registry >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
+# The real project the environment tests and bench/setup_cache.py use, pinned, into .cache/test-projects
+.venv/bin/python -m tests.support.pypi_project >/dev/null

@@ -1,45 +1,80 @@
-"""The contract's setup and checks bound to one sandbox: what the loop's `Checks` seam runs."""
+"""The contract's setup and checks bound to one sandbox: what the loop's `Checks` seam runs.
+
+A detected check whose tool the environment lacks (the baseline says `error`: command not found, a
+missing module) is set aside as `not_run` with that reason, and later runs leave it out; the other
+checks go on. A check the config or the issue names is never set aside.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from bot.checks.classify import environment_error
-from bot.checks.models import CheckRun
-from bot.checks.runner import run_baseline, run_checks, run_selected, run_setup
+from bot.checks.models import CheckResult, CheckRun, SetupReport
+from bot.checks.runner import run_baseline, run_checks, run_selected
+from bot.checks.setup import prepare_environment
 from bot.contract.models import TaskContract
-from bot.markdown import first_line
-from bot.redact import redact
 from bot.sandbox.base import Sandbox
 
 
 class SandboxChecks:
-    def __init__(self, sandbox: Sandbox, contract: TaskContract, secrets: Sequence[str]) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        contract: TaskContract,
+        secrets: Sequence[str],
+        setup_env: Mapping[str, str] | None = None,
+    ) -> None:
         self.sandbox, self.contract, self.secrets = sandbox, contract, tuple(secrets)
+        self.setup_env = dict(setup_env or {})
+        """The setup secrets by name: passed to setup commands only."""
+        self.set_aside: dict[str, CheckResult] = {}
+        """Detected checks the environment cannot run, by name, with the baseline's `not_run` result."""
 
-    def setup(self) -> str | None:
-        """Run the setup commands; what failed and why (redacted), or None when all succeeded."""
-        results = run_setup(self.sandbox, self.contract.setup, self.contract.sandbox)
-        if not results or results[-1].exit_code == 0:
-            return None
-        last, command = results[-1], self.contract.setup[len(results) - 1]
-        output = redact(last.output, self.secrets)
-        why = environment_error(output) or ("timed out" if last.timed_out else first_line(output[-500:]))
-        return f"setup command `{command}` failed (exit {last.exit_code}): {why}"
+    def setup(self, *, offline: bool = False) -> SetupReport:
+        return prepare_environment(
+            self.sandbox, self.contract, env=self.setup_env, secrets=self.secrets, offline=offline
+        )
 
     def baseline(self, commit: str) -> CheckRun:
-        return run_baseline(self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets)
+        run = run_baseline(self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets)
+        detected = {c.name for c in self.contract.checks if c.origin == "detected"}
+        for i, result in enumerate(run.results):
+            if result.status == "error" and result.name in detected:
+                run.results[i] = self.set_aside[result.name] = result.model_copy(
+                    update={"status": "not_run", "reason": f"the environment cannot run it: {result.reason}"}
+                )
+        return run
 
     def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
+        wanted = [c.name for c in self.contract.checks] if names is None else names
         return run_checks(
             self.sandbox,
             self.contract.checks,
-            names=names,
+            names=[n for n in wanted if n not in self.set_aside],
             commit=commit,
             secrets=self.secrets,
             changed_files=changed_files,
         )
 
     def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
-        checks = [c for c in self.contract.checks if c.name in names]
+        checks = [c for c in self.contract.checks if c.name in names and c.name not in self.set_aside]
         return run_selected(self.sandbox, checks, files, commit=commit, secrets=self.secrets)
+
+
+class Unavailable:
+    """The `Checks` of a job whose sandbox could not be opened: setup reports why, nothing else runs."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def setup(self, *, offline: bool = False) -> SetupReport:
+        return SetupReport(status="failed", problem=self.reason)
+
+    def baseline(self, commit: str) -> CheckRun:
+        return CheckRun(commit=commit)
+
+    def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
+        return CheckRun(commit=commit)
+
+    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
+        return CheckRun(commit=commit)

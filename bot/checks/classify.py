@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from bot.checks.models import CheckStatus, TestCase
 from bot.contract.models import SandboxConfig
@@ -28,7 +28,11 @@ _COMMAND_NOT_FOUND = (
     re.compile(r"^\S+\.sh: (?:\d+: |line \d+: )(?P<what>[^:\n]+): (?:command )?not found$", re.M),
     re.compile(r"^(?P<what>\S+): command not found$", re.M),
 )
-_MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<what>[^']+)'")
+_MISSING_MODULE = re.compile(
+    r"(?:ModuleNotFoundError|ImportError): No module named '(?P<what>[^']+)'"
+    r"|^\S*python[\d.]*: No module named (?P<run>[\w.]+)$",  # `python -m tool` without the tool
+    re.M,
+)
 _MISSING_NODE_MODULE = re.compile(r"Cannot find module '(?P<what>[^'./][^']*)'")
 _MISSING_LIBRARY = re.compile(r"error while loading shared libraries: (?P<what>[^:\s]+)")
 _NO_TESTS = re.compile(r"^(?:=+ )?no tests ran\b", re.M)
@@ -37,12 +41,18 @@ PYTEST_NO_TESTS = 5
 
 
 def classify(
-    result: ExecResult, *, timeout: float, limits: SandboxConfig, local_modules: Collection[str] = ()
+    result: ExecResult,
+    *,
+    timeout: float,
+    limits: SandboxConfig,
+    local_modules: Collection[str] = (),
+    missing: Callable[[str], str] | None = None,
 ) -> tuple[CheckStatus, str]:
     """The status of one run of a check and, unless it passed or plainly failed, why in words.
 
     `local_modules`: top-level Python module names that live in the workspace, so an import of one
     of them failing is the code's fault (`fail`) while a missing third-party module is `error`.
+    `missing` says, for a program not found, what the sandbox would need (the backend knows).
     """
     if result.timed_out:
         return "timeout", f"did not finish within {timeout:g} s; its whole process tree was killed"
@@ -57,7 +67,7 @@ def classify(
         return "killed", f"hit the sandbox's process limit ({limits.pids} processes)"
     if _MEMORY_LIMIT.search(out):
         return "killed", f"hit the sandbox's memory limit ({limits.memory_mb} MiB)"
-    env_error = environment_error(out, local_modules=local_modules)
+    env_error = environment_error(out, local_modules=local_modules, missing=missing)
     if env_error:
         return "error", env_error
     if result.exit_code == PYTEST_NO_TESTS and _NO_TESTS.search(out):
@@ -69,18 +79,21 @@ def classify(
     return "fail", ""
 
 
-def environment_error(output: str, *, local_modules: Collection[str] = ()) -> str:
+def environment_error(
+    output: str, *, local_modules: Collection[str] = (), missing: Callable[[str], str] | None = None
+) -> str:
     """Why the environment, not the code, made the command fail; "" when nothing points there."""
     for pattern in _COMMAND_NOT_FOUND:
         m = pattern.search(output)
         if m:
-            return (
-                f"command not found: {m.group('what').strip()}; install it in the sandbox image or add a setup command"
-            )
+            program = m.group("what").strip()
+            if missing is not None:
+                return missing(program)
+            return f"command not found: {program}; install it in the sandbox image or add a setup command"
     for m in _MISSING_MODULE.finditer(output):
-        top = m.group("what").split(".")[0]
-        if top not in local_modules:
-            return f"missing Python module {m.group('what')!r}; install the project's dependencies in a setup command"
+        what = m.group("what") or m.group("run")
+        if what.split(".")[0] not in local_modules:
+            return f"missing Python module {what!r}; install the project's dependencies in a setup command"
     m = _MISSING_NODE_MODULE.search(output)
     if m:
         return f"missing Node module {m.group('what')!r}; run the package install in a setup command"

@@ -56,3 +56,48 @@ class CheckRun(BaseModel):
     def failing(self) -> list[CheckResult]:
         """The results that did not pass, in run order."""
         return [r for r in self.results if r.status != "pass"]
+
+
+class SetupReport(BaseModel):
+    """How the job's environment was prepared: its setup commands run, a snapshot of them reused, or neither."""
+
+    status: Literal["none", "ran", "reused", "failed"]
+    origin: Literal["config", "detected"] = "config"
+    commands: int = 0
+    """How many setup commands ran (or the snapshot stands for)."""
+    duration_s: float = 0.0
+    snapshot: str = ""
+    """The setup snapshot reused, or the one saved after this setup ran."""
+    problem: str = ""
+    """What failed and why (redacted), when status is `failed`."""
+    on_base: str = ""
+    """The commit whose files setup ran on, when the tree held the model's files (a later round's branch)."""
+    changed_inputs: list[str] = Field(default_factory=list)
+    """Setup inputs the model's change touched: setup ran again on the tree's own files, without network."""
+    offline: Literal["", "ran", "failed"] = ""
+    """How that second, offline run went ("" when there was none)."""
+    offline_problem: str = ""
+
+    def describe(self) -> str:
+        """One line for the log, the job's events and the progress comment."""
+        took = f"{self.duration_s:.1f} s"
+        which = f"{self.commands} {self.origin} command{'s' if self.commands != 1 else ''}"
+        where = f" on the files of the base commit {self.on_base[:12]}" if self.on_base else ""
+        if self.status == "none":
+            return "no setup commands"
+        if self.status == "reused":
+            line = f"reused the setup snapshot {self.snapshot} ({which}; their inputs are unchanged{where}) in {took}"
+        elif self.status == "failed":
+            return f"failed after {took}{where}: {self.problem}"
+        else:
+            saved = f"; snapshot saved as {self.snapshot}" if self.snapshot else ""
+            line = f"ran {which}{where} in {took}{saved}"
+        inputs = ", ".join(self.changed_inputs)
+        if self.offline == "ran":
+            line += f"; ran again without network for the change to {inputs}"
+        elif self.offline == "failed":
+            line += (
+                f"; running again without network for the change to {inputs} failed ({self.offline_problem}), "
+                "so the checks use the environment of the base commit's files"
+            )
+        return line

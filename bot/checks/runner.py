@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from bot.checks.classify import classify, local_module_names
@@ -18,7 +18,7 @@ from bot.checks.selection import runner, selected_command, test_files_for
 from bot.checks.signature import failure_signature
 from bot.checks.summary import summarize
 from bot.checks.unittest_output import parse_unittest
-from bot.contract.models import Check, SandboxConfig
+from bot.contract.models import Check
 from bot.redact import redact
 from bot.sandbox.base import ExecResult, Sandbox
 
@@ -144,7 +144,13 @@ def run_check(
         tests = parse_unittest(result.output, command=command, workdir=sandbox.workdir)
     else:
         tests = []
-    status, reason = classify(result, timeout=check.timeout, limits=sandbox.config, local_modules=local_modules)
+    status, reason = classify(
+        result,
+        timeout=check.timeout,
+        limits=sandbox.config,
+        local_modules=local_modules,
+        missing=sandbox.missing_command,
+    )
     output = redact(result.output, secrets)
     failed = status != "pass"
     return CheckResult(
@@ -165,12 +171,21 @@ def run_check(
 
 
 def run_setup(
-    sandbox: Sandbox, commands: Sequence[str], config: SandboxConfig, *, timeout: float = SETUP_TIMEOUT
+    sandbox: Sandbox,
+    commands: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    network: bool = True,
+    timeout: float = SETUP_TIMEOUT,
 ) -> list[ExecResult]:
-    """The contract's setup commands in order, with network only when `network: setup`; stops at the first failure."""
+    """The contract's setup commands in order, as setup (network only under `network: setup`); stops at the first failure.
+
+    `env` (the setup secrets) reaches these commands only. `network=False` runs them as ordinary
+    commands: no network and no package caches, whatever the config says.
+    """
     results: list[ExecResult] = []
     for command in commands:
-        result = sandbox.exec(command, timeout=timeout, network=config.network == "setup")
+        result = sandbox.exec(command, timeout=timeout, setup=network, env=env)
         results.append(result)
         if result.exit_code != 0:
             log.warning("setup command failed (exit %s, timed out %s): %s", result.exit_code, result.timed_out, command)

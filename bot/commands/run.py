@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from bot.checks.models import SetupReport
 from bot.commands.plans import PlanFile, describe_plan, load_approach, plan_path, save_plan
 from bot.commands.toolkit import model_opener, model_override, toolkit
 from bot.contract.approach import ApprovedApproach
@@ -51,6 +52,7 @@ def describe_contract(contract: TaskContract) -> list[str]:
     lines = [f"contract: {contract.title} [{contract.status}]", f"  goal: {contract.goal}"]
     lines += [f"  criterion ({c.origin}): {c.text}" for c in contract.acceptance_criteria]
     lines += [f"  check {c.name}: {c.run}" for c in contract.checks]
+    lines += [f"  setup ({contract.setup_origin}): {command}" for command in contract.setup]
     lines.append(f"  scope: allow {', '.join(contract.scope.allow)}; deny {', '.join(contract.scope.deny)}")
     b = contract.budget
     lines.append(
@@ -75,6 +77,9 @@ class LineReporter:
 
     def phase(self, phase: Phase) -> None:
         self.say(f"phase: {PHASE_WORDS[phase]}")
+
+    def setup(self, report: SetupReport) -> None:
+        self.say(f"setup: {report.describe()}")
 
 
 class Local:

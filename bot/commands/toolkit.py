@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -20,8 +21,10 @@ from bot.model.providers import RoutedModel, parse_spec
 from bot.model.replay import ReplayModel
 from bot.model.routing import ModelChoice
 from bot.queue.pipeline import Pipeline
-from bot.sandbox.base import Sandbox
+from bot.sandbox.base import Sandbox, SandboxJob
 from bot.sandbox.select import open_sandbox
+from bot.sandbox.snapshots import repo_slug
+from bot.secrets import setup_secrets
 from bot.settings import Settings
 from bot.viewer.links import run_url
 
@@ -103,8 +106,16 @@ def toolkit(settings: Settings, *, model: ModelOpener, sandbox: str | None = Non
     """How runs get their parts: `model` opens the backends, the sandbox backend is `sandbox` or AIFIX_SANDBOX."""
     kind = sandbox or settings.sandbox
 
-    def sandbox_for(tree: Path, config: SandboxConfig) -> Sandbox:
-        return open_sandbox(kind, tree, config, ro_paths=settings.sandbox_ro_paths)
+    def sandbox_for(tree: Path, config: SandboxConfig, job: SandboxJob) -> Sandbox:
+        # The operator's pull policy wins over the repository's; caches and snapshots are kept per repository.
+        if settings.sandbox_pull is not None:
+            config = config.model_copy(update={"pull": settings.sandbox_pull})
+        job = replace(
+            job,
+            cache_dir=settings.work_dir.resolve() / "setup-cache" / repo_slug(job.repo),
+            keep_snapshots=settings.sandbox_snapshots,
+        )
+        return open_sandbox(kind, tree, config, env=settings.sandbox_env, ro_paths=settings.sandbox_ro_paths, job=job)
 
     def context_for(tree: Path, repo: str) -> RepoContext:
         # The index lives beside the working tree in the job's folder (outside the sandbox, removed with the job);
@@ -118,6 +129,7 @@ def toolkit(settings: Settings, *, model: ModelOpener, sandbox: str | None = Non
         default_model=settings.model,
         small_model=settings.small_model,
         work_dir=settings.work_dir,
+        setup_secrets=setup_secrets(),
     )
 
 

@@ -7,10 +7,11 @@ reads through `RepoFiles` is pure: the snapshot is frozen, `now` is passed in.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Literal
 
 from bot.contract.approach import PLAN_LABEL, Approval
 from bot.contract.config import CONFIG_PATH, RepoConfig, parse_config
-from bot.contract.detect import detect_checks
+from bot.contract.detect import Root, detect_checks
 from bot.contract.evidence import find_evidence
 from bot.contract.files import RepoFiles
 from bot.contract.kind import for_reviewer, task_kind
@@ -27,6 +28,7 @@ from bot.contract.models import (
 from bot.contract.narrow import base_scope, narrow_budget, narrow_checks, narrow_scope
 from bot.contract.sanitize import describe_removed, sanitize
 from bot.contract.sections import HEADINGS, IssueSections, parse_sections
+from bot.contract.setup import detect_setup
 from bot.errors import ConfigError
 from bot.snapshot import WRITE_PERMISSIONS, Comment, Snapshot
 
@@ -98,6 +100,7 @@ class _Builder:
     def __init__(self, snapshot: Snapshot, files: RepoFiles) -> None:
         self.snapshot = snapshot
         self.files = files
+        self.root = Root(files)
         self.sources: dict[str, str] = {}
         self.ignored: list[str] = []
         self.removed: dict[str, int] = {}
@@ -121,7 +124,21 @@ class _Builder:
             self.sources["checks"] = f"{CONFIG_PATH} ({self.files.source})"
             return [Check(**c.model_dump(), origin="config") for c in config.checks]
         self.sources["checks"] = f"detected in {self.files.source}"
-        return detect_checks(self.files)
+        return detect_checks(self.root)
+
+    def setup(
+        self, config: RepoConfig | None, checks: list[Check]
+    ) -> tuple[list[str], Literal["config", "detected"], SandboxConfig]:
+        """The config's setup, else the one detected (with network for it, unless the config sets `sandbox.network`)."""
+        sandbox = SandboxConfig(**config.sandbox.model_dump()) if config else SandboxConfig()
+        if config is not None and "setup" in config.model_fields_set:
+            return list(config.setup), "config", sandbox
+        commands = detect_setup(self.root, checks)
+        if commands:
+            self.sources["setup"] = f"detected in {self.files.source}"
+            if config is None or "network" not in config.sandbox.model_fields_set:
+                sandbox = sandbox.model_copy(update={"network": "setup"})
+        return commands, "detected", sandbox
 
     def conventions(self) -> Conventions:
         found: dict[str, str] = {}
@@ -185,6 +202,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         for key in sorted(config.model_fields_set - {"checks"}):
             b.sources[key] = f"{CONFIG_PATH} ({files.source})"
     checks = b.base_checks(config)
+    setup, setup_origin, sandbox = b.setup(config, checks)
     scope = base_scope(config.scope.allow, config.scope.deny) if config else base_scope(["**"], [])
     budget = Budget(**config.budget.model_dump()) if config else Budget()
 
@@ -265,9 +283,11 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         acceptance_criteria=criteria,
         scope=scope,
         checks=checks,
-        setup=list(config.setup) if config else [],
+        setup=setup,
+        setup_origin=setup_origin,
+        setup_secrets=list(config.setup_secrets) if config else [],
         budget=budget,
-        sandbox=SandboxConfig(**config.sandbox.model_dump()) if config else SandboxConfig(),
+        sandbox=sandbox,
         model=ModelConfig(**config.model.model_dump()) if config else ModelConfig(),
         feedback=feedback,
         provenance=Provenance(

@@ -8,6 +8,7 @@ Keys that are absent take the documented defaults of the contract models.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, get_args
 
 import yaml
@@ -74,6 +75,13 @@ class SandboxEntry(SandboxConfig):
             raise ValueError("must be a positive number")
         return value
 
+    @field_validator("setup_inputs")
+    @classmethod
+    def _globs(cls, globs: list[str]) -> list[str]:
+        if any(not g.strip() for g in globs):
+            raise ValueError("globs must be non-empty strings")
+        return globs
+
 
 class ModelEntry(ModelConfig):
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -84,6 +92,8 @@ class RepoConfig(_Strict):
 
     checks: list[CheckEntry] = Field(default_factory=list)
     setup: list[str] = Field(default_factory=list)
+    setup_secrets: list[str] = Field(default_factory=list)
+    """Names of the values the operator provides as `AIFIX_SETUP_SECRET_<NAME>`; only setup commands get them."""
     scope: ScopeEntry = Field(default_factory=ScopeEntry)
     budget: BudgetEntry = Field(default_factory=BudgetEntry)
     sandbox: SandboxEntry = Field(default_factory=SandboxEntry)
@@ -92,6 +102,16 @@ class RepoConfig(_Strict):
     """`plan`: every issue job first proposes two approaches and waits for a maintainer's `/agent approve`."""
     approval_timeout_days: float = Field(default=7.0, gt=0, le=365)
     """How long a plan waits for an answer before the job is cancelled (fractions allowed)."""
+
+    @field_validator("setup_secrets")
+    @classmethod
+    def _secret_names(cls, names: list[str]) -> list[str]:
+        bad = [n for n in names if not re.fullmatch(r"[A-Z][A-Z0-9_]*", n)]
+        if bad:
+            raise ValueError(
+                f"secret names are upper-case letters, digits and _ (the variable is AIFIX_SETUP_SECRET_<NAME>); got {', '.join(map(repr, bad))}"
+            )
+        return list(dict.fromkeys(names))
 
     @field_validator("checks")
     @classmethod

@@ -18,10 +18,12 @@ from bot.contract.models import Check
 _NPM_PLACEHOLDER = "no test specified"
 MAX_TEST_FILES_READ = 5
 """Enough test files to tell unittest from pytest without reading a whole suite over the contents API."""
+TEST_RUNNERS = frozenset({"pytest", "unittest", "tox", "nox", "npm-test", "go-test", "cargo-test", "make-test"})
+"""Detected checks that run the project's tests; the others (linters, type checkers) cannot verify a criterion alone."""
 
 
-class _Root:
-    """The root listing plus cached reads, so each rule stays a one-liner."""
+class Root:
+    """The root listing plus cached reads, so each rule stays a one-liner (setup detection reads through it too)."""
 
     def __init__(self, files: RepoFiles) -> None:
         self.files = files
@@ -50,7 +52,7 @@ class _Root:
         return re.search(rf"^\[{re.escape(section)}\]", self.text(file), re.M) is not None
 
 
-def _python(root: _Root) -> list[Check]:
+def _python(root: Root) -> list[Check]:
     checks: list[Check] = []
     mentions_pytest = any(
         "pytest" in root.text(f)
@@ -87,7 +89,7 @@ def _python(root: _Root) -> list[Check]:
     return checks
 
 
-def _test_folder(root: _Root) -> tuple[str | None, bool]:
+def _test_folder(root: Root) -> tuple[str | None, bool]:
     """(the `tests/` or `test/` folder holding test_*.py files, whether they are written for unittest alone)."""
     for folder in ("tests", "test"):
         if not root.has(folder):
@@ -103,7 +105,7 @@ def _test_folder(root: _Root) -> tuple[str | None, bool]:
     return None, False
 
 
-def _node(root: _Root) -> list[Check]:
+def _node(root: Root) -> list[Check]:
     if not root.has("package.json"):
         return []
     try:
@@ -120,28 +122,33 @@ def _node(root: _Root) -> list[Check]:
     return checks
 
 
-def _go(root: _Root) -> list[Check]:
+def _go(root: Root) -> list[Check]:
     return [Check(name="go-test", run="go test ./...", origin="detected")] if root.has("go.mod") else []
 
 
-def _rust(root: _Root) -> list[Check]:
+def _rust(root: Root) -> list[Check]:
     return [Check(name="cargo-test", run="cargo test", origin="detected")] if root.has("Cargo.toml") else []
 
 
-def _make(root: _Root) -> list[Check]:
+def _make(root: Root) -> list[Check]:
     makefile = next((m for m in ("GNUmakefile", "makefile", "Makefile") if root.has(m)), None)
     if makefile and re.search(r"^test\s*:", root.text(makefile), re.M):
         return [Check(name="make-test", run="make test", origin="detected")]
     return []
 
 
-_LANGUAGE_RULES: tuple[Callable[[_Root], list[Check]], ...] = (_python, _node, _go, _rust)
+_LANGUAGE_RULES: tuple[Callable[[Root], list[Check]], ...] = (_python, _node, _go, _rust)
 
 
-def detect_checks(files: RepoFiles) -> list[Check]:
+def detect_checks(files: RepoFiles | Root) -> list[Check]:
     """The checks a repository's own files point at, each `origin="detected"`."""
-    root = _Root(files)
+    root = files if isinstance(files, Root) else Root(files)
     checks = [c for rule in _LANGUAGE_RULES for c in rule(root)]
-    if not any(c.name in ("pytest", "unittest", "tox", "nox", "npm-test", "go-test", "cargo-test") for c in checks):
+    if not any(c.name in TEST_RUNNERS for c in checks):
         checks = _make(root) + checks
     return checks
+
+
+def can_verify(check: Check) -> bool:
+    """Whether a check can tell that a criterion holds: any check the config or issue names, a detected test runner."""
+    return check.origin != "detected" or check.name in TEST_RUNNERS

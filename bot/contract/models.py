@@ -53,6 +53,24 @@ class Budget(BaseModel):
     max_retries_same_failure: int = 2
 
 
+SETUP_INPUTS: tuple[str, ...] = (
+    "requirements*.txt",
+    "requirements/*.txt",
+    "poetry.lock",
+    "uv.lock",
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "go.sum",
+    "Cargo.lock",
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "package.json",
+)
+"""The files setup commands depend on: a setup snapshot is reused until one of them changes."""
+
+
 class SandboxConfig(BaseModel):
     image: str = "python:3.12-slim"
     network: Literal["none", "setup"] = "none"
@@ -60,6 +78,10 @@ class SandboxConfig(BaseModel):
     pids: int = 512
     memory_mb: int = 2048
     cpus: float = 1.0
+    pull: Literal["missing", "always", "never"] = "missing"
+    """Container backends: pull the image when it is not on the host, before every job, or never."""
+    setup_inputs: list[str] = Field(default_factory=lambda: list(SETUP_INPUTS))
+    """Globs of the files the setup depends on (repository-relative); a change to one rebuilds the setup snapshot."""
 
 
 class ModelConfig(BaseModel):
@@ -109,6 +131,10 @@ class TaskContract(BaseModel):
     scope: Scope = Field(default_factory=Scope)
     checks: list[Check] = Field(default_factory=list)
     setup: list[str] = Field(default_factory=list)
+    setup_origin: Literal["config", "detected"] = "config"
+    """`detected` when `.github/ai-fix.yml` names no setup and ai-fix found it in the repository."""
+    setup_secrets: list[str] = Field(default_factory=list)
+    """Names of operator-provided values (`AIFIX_SETUP_SECRET_<NAME>`) passed to the setup commands only."""
     budget: Budget = Field(default_factory=Budget)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)

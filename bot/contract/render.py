@@ -60,7 +60,9 @@ def render_contract_comment(contract: TaskContract) -> str:
     else:
         out += ["**Checks**: none found. Add `checks:` to `.github/ai-fix.yml` so the result can be verified."]
     if c.setup:
-        out += ["", f"**Setup**: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network})"]
+        origin = " (detected; `setup:` in `.github/ai-fix.yml` replaces it)" if c.setup_origin == "detected" else ""
+        secrets = f"; setup secrets: {', '.join(map(code_span, c.setup_secrets))}" if c.setup_secrets else ""
+        out += ["", f"**Setup**{origin}: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network}{secrets})"]
     out += [
         "",
         f"**Budget**: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, at most "

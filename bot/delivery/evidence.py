@@ -66,8 +66,10 @@ def not_verified(result: RunResult) -> list[str]:
     ]
     for check in result.contract.checks:
         after = result.final.result(check.name) if result.final else None
+        base = result.baseline.result(check.name) if result.baseline else None
         if after is None or after.status == "not_run":
-            reason = after.reason if after and after.reason else "not run after the change"
+            set_aside = base.reason if base and base.status == "not_run" else ""  # the environment cannot run it
+            reason = (after.reason if after else "") or set_aside or "not run after the change"
             items.append(f"{code_span(check.name)}: {inert_line(reason)}")
     return items
 

@@ -43,6 +43,8 @@ def render_progress(progress: Progress) -> str:
             lines.append(f"- [ ] **{words}** " + _marker(progress))
         else:
             lines.append(f"- [ ] {words}")
+    if progress.setup:
+        lines += ["", f"Setup: {inert_line(progress.setup)}"]
     if progress.pr_url:
         lines += ["", f"Pull request: {progress.pr_url}"]
     if progress.run_url:

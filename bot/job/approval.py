@@ -16,6 +16,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from bot.checks.models import SetupReport
 from bot.contract.approach import ApprovedApproach, Estimate, Proposal
 from bot.contract.models import TaskContract
 from bot.delivery.models import Progress
@@ -90,6 +91,10 @@ class PlanReporter:
 
     def say(self, line: str) -> None:
         self.ctx.record("loop", line=line)
+        self.ctx.checkpoint()
+
+    def setup(self, report: SetupReport) -> None:
+        self.ctx.record("setup", **report.model_dump(), line=report.describe())
         self.ctx.checkpoint()
 
 

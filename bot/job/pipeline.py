@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from bot.checks.models import SetupReport
 from bot.contract.globs import path_in_scope
 from bot.contract.models import TaskContract
 from bot.delivery.checkrun import render_check_run
@@ -128,6 +129,12 @@ class JobReporter:
 
     def say(self, line: str) -> None:
         self.attempt.ctx.record("loop", line=line)
+        self.attempt.save()
+
+    def setup(self, report: SetupReport) -> None:
+        self.attempt.ctx.record("setup", **report.model_dump(), line=report.describe())
+        if report.status != "none":
+            self.attempt.progress.setup = report.describe()
         self.attempt.save()
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from bot.checks.models import CheckRun
+from bot.checks.models import CheckRun, SetupReport
 from bot.context.base import ContextProvider
 from bot.contract.models import TaskContract
 from bot.loop.report import Reporter, Silent
@@ -58,8 +58,12 @@ class Workspace(Protocol):
 class Checks(Protocol):
     """The contract's setup and checks, bound to a sandbox (`bot.checks.bound.SandboxChecks`)."""
 
-    def setup(self) -> str | None:
-        """Run the setup commands; what is missing when one fails, else None."""
+    def setup(self, *, offline: bool = False) -> SetupReport:
+        """Prepare the environment (run the setup commands, or reuse their snapshot); what failed is in the report.
+
+        `offline`: for a tree holding the model's files: the commands run without network, package
+        caches or setup secrets, and no snapshot is reused or kept.
+        """
 
     def baseline(self, commit: str) -> CheckRun: ...
 

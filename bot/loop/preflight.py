@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from bot.contract.detect import can_verify
 from bot.loop.exits import HandedOff, NeedsClarification
 from bot.loop.harness import Harness
 from bot.loop.prompt import stable_layer
 from bot.loop.records import BaselineRecord, StartRecord
+from bot.loop.setup_network import prepare_setup
 from bot.loop.state import RunState
 from bot.markdown import first_line
 
@@ -33,20 +35,35 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
         raise NeedsClarification(clarification_reason(contract.missing))
     h.reporter.say(f"model: {h.config.model_reason or h.config.model}")
     h.reporter.phase("setup")
-    if (missing := h.checks.setup()) is not None:
-        h.trace.append(BaselineRecord(setup_problem=missing))
-        raise HandedOff(f"environment error during setup: {missing}", next_steps=[f"fix the setup: {missing}"])
+    setup = prepare_setup(h)
+    h.reporter.setup(setup)
+    if setup.status == "failed":
+        h.trace.append(BaselineRecord(setup=setup, setup_problem=setup.problem))
+        raise HandedOff(
+            f"environment error during setup: {setup.problem}", next_steps=[f"fix the setup: {setup.problem}"]
+        )
     h.reporter.phase("baseline")
     state.baseline = state.latest = h.checks.baseline(ws.base_sha)
-    h.trace.append(BaselineRecord(checks=state.baseline))
+    h.trace.append(BaselineRecord(setup=setup, checks=state.baseline))
     for r in state.baseline.results:
-        h.reporter.say(f"baseline: {r.name} {r.status}")
+        h.reporter.say(f"baseline: {r.name} {r.status}" + (f" ({r.reason})" if r.status == "not_run" else ""))
     broken = [r for r in state.baseline.results if r.status == "error"]
-    if broken:
-        named = "; ".join(f"check '{r.name}' could not run: {r.reason or first_line(r.output)}" for r in broken)
+    set_aside = [r for r in state.baseline.results if r.status == "not_run"]
+    verifiers = [c for c in contract.checks if can_verify(c) and c.name not in {r.name for r in set_aside}]
+    if broken or (set_aside and not verifiers):
+        named = "; ".join(
+            f"check '{r.name}' could not run: {r.reason or first_line(r.output)}" for r in broken + set_aside
+        )
+        unverifiable = "" if broken else "no check that can verify the criteria can run: "
         raise HandedOff(
-            f"environment error: {named}",
+            f"environment error: {unverifiable}{named}",
             next_steps=["install what is missing in the sandbox image or add it to the contract's setup, then retry"],
+        )
+    state.conclusions += [f"check {r.name} cannot run here and is not verified: {r.reason}" for r in set_aside]
+    if setup.offline == "failed":
+        state.conclusions.append(
+            f"setup ran on the base commit's files; for the change to {', '.join(setup.changed_inputs)} it could not "
+            f"run again without network ({setup.offline_problem}), so the environment is the base files'"
         )
     state.good = {r.name: r.status for r in state.baseline.results}
     state.environment_ok = True

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.checks.models import CheckRun
+from bot.checks.models import CheckRun, SetupReport
 from bot.contract.approach import Estimate, EstimateCheck, Proposal
 from bot.contract.models import TaskContract
 from bot.evidence.models import CriterionMapping, Evidence
@@ -165,6 +165,7 @@ class StartRecord(BaseModel):
 
 class BaselineRecord(BaseModel):
     kind: Literal["baseline"] = "baseline"
+    setup: SetupReport | None = None
     setup_problem: str | None = None
     checks: CheckRun | None = None
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
+from bot.checks.models import SetupReport
+
 Phase = Literal["setup", "baseline", "steps", "verifying", "final_checks"]
 
 PHASE_WORDS: dict[Phase, str] = {
@@ -24,6 +26,9 @@ class Reporter(Protocol):
     def say(self, line: str) -> None:
         """One line of what happened (a step answered, an edit, a check result)."""
 
+    def setup(self, report: SetupReport) -> None:
+        """How the environment was prepared (setup ran or was reused, and how long it took)."""
+
 
 class Silent:
     """A Reporter that reports nothing."""
@@ -32,4 +37,7 @@ class Silent:
         return None
 
     def say(self, line: str) -> None:
+        return None
+
+    def setup(self, report: SetupReport) -> None:
         return None

@@ -6,11 +6,12 @@ import os
 from pathlib import Path
 
 from bot.contract.globs import glob_match
+from bot.envdir import DEPENDENCY_DIRS
 from bot.redact import is_secret_file
 
 MAX_HITS = 40
 MAX_LINE = 200
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"})
+SKIP_DIRS = DEPENDENCY_DIRS | {".git", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
 
 
 def text_files(root: Path) -> list[str]:

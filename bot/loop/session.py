@@ -7,24 +7,27 @@ builds it once from the settings, and both `ai-fix run` and the GitHub job run t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.checks.bound import SandboxChecks
+from bot.checks.bound import SandboxChecks, Unavailable
+from bot.checks.setup import setup_key
 from bot.context.base import ContextProvider
 from bot.contract.approach import Proposal
 from bot.contract.models import SandboxConfig, TaskContract
-from bot.loop.harness import Harness, LoopConfig, Workspace
+from bot.errors import SandboxUnavailable
+from bot.loop.harness import Checks, Harness, LoopConfig, Workspace
 from bot.loop.loop import Loop
 from bot.loop.planning import Planner, PlanResult
 from bot.loop.report import Reporter
 from bot.loop.result import RunResult
+from bot.loop.setup_network import model_files
 from bot.loop.trace import Trace
 from bot.model.base import Model
 from bot.model.routing import ModelChoice, choose_model
-from bot.sandbox.base import Sandbox
+from bot.sandbox.base import Sandbox, SandboxJob
 
 ModelOpener = Callable[[ModelChoice], Model]
 """The backends for the chosen models (each provider they name), or a replay of a recorded session."""
@@ -33,14 +36,24 @@ ModelOpener = Callable[[ModelChoice], Model]
 @dataclass(frozen=True)
 class Toolkit:
     open_model: ModelOpener
-    open_sandbox: Callable[[Path, SandboxConfig], Sandbox]
-    """A started sandbox over a working tree, with the contract's limits; the caller closes it."""
+    open_sandbox: Callable[[Path, SandboxConfig, SandboxJob], Sandbox]
+    """A started sandbox over a working tree, with the contract's limits, for a job; the caller closes it."""
     open_context: Callable[[Path, str], ContextProvider]
     """Retrieval over a working tree of a repository ("owner/name" or a local path, which keys the shared tag cache)."""
     default_model: str
     small_model: str
     work_dir: Path
     """Where job directories, local worktrees and traces live on the host."""
+    setup_secrets: Mapping[str, str] = field(default_factory=dict)
+    """The values the operator provides for setup commands, by name; a contract's `setup_secrets` picks from them."""
+
+
+def _setup_key(contract: TaskContract, workspace: Workspace) -> str:
+    """The key of the files setup will run on: the base commit's when the model's files are in the tree."""
+    if not model_files(contract, workspace):
+        return setup_key(contract, workspace.path)
+    with workspace.laid_over(workspace.evidence_base):
+        return setup_key(contract, workspace.path)
 
 
 def run_session(
@@ -91,14 +104,27 @@ def _harness(
 ) -> Iterator[Harness]:
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
     model = kit.open_model(choice)
-    sandbox = kit.open_sandbox(workspace.path, contract.sandbox)
-    reporter.say(f"sandbox: {sandbox.name}")
+    job = SandboxJob(
+        repo=repo,
+        commands=(*contract.setup, *(c.run for c in contract.checks)),
+        setup_key=_setup_key(contract, workspace),
+        progress=reporter.say,
+    )
+    sandbox: Sandbox | None = None
+    try:
+        sandbox = kit.open_sandbox(workspace.path, contract.sandbox, job)
+        reporter.say(f"sandbox: {sandbox.name}")
+        setup_env = {name: kit.setup_secrets[name] for name in contract.setup_secrets if name in kit.setup_secrets}
+        checks: Checks = SandboxChecks(sandbox, contract, secrets, setup_env)
+    except SandboxUnavailable as exc:
+        # The loop ends it as an environment error, with its trace, before any model turn.
+        checks = Unavailable(str(exc))
     try:
         yield Harness(
             contract=contract,
             model=model,
             workspace=workspace,
-            checks=SandboxChecks(sandbox, contract, secrets),
+            checks=checks,
             context=kit.open_context(workspace.path, repo),
             trace=Trace(trace_path, secrets),
             config=LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason),
@@ -106,4 +132,5 @@ def _harness(
             reporter=reporter,
         )
     finally:
-        sandbox.close()
+        if sandbox is not None:
+            sandbox.close()

@@ -6,6 +6,11 @@ tmpfs /tmp, no network (unless the command is setup and the config allows it), i
 and uts namespaces, and an environment built from the allowlist only. bwrap itself starts with an
 empty environment (else its first process would expose ai-fix's environment at /proc/1/environ).
 Commands run as a non-root uid under rlimits for processes, address space and CPU time.
+
+The programs the job's commands name are found as the host's PATH finds them: their folders and the
+interpreters behind them are mounted read-only (`bot.sandbox.toolchain`), so checks run the same
+`python`, `pytest` or `node` as the user's shell. Setup commands also see the repository's
+package-manager cache folder (pip, npm, yarn), which checks never do.
 """
 
 from __future__ import annotations
@@ -20,13 +25,19 @@ from pathlib import Path
 from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
 from bot.sandbox.artifacts import read_artifact
-from bot.sandbox.base import ExecResult
-from bot.sandbox.environment import ARTIFACT_DIR, HOME, WORKDIR, host_sandbox_env
+from bot.sandbox.base import ExecResult, SandboxJob
+from bot.sandbox.environment import (
+    ARTIFACT_DIR,
+    HOME,
+    SETUP_CACHE,
+    SETUP_CACHE_ENV,
+    SYSTEM_PATHS,
+    WORKDIR,
+    host_sandbox_env,
+)
 from bot.sandbox.identity import Identity, grant_workspace, private_dir, sandbox_identity
 from bot.sandbox.process import run_process
-
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-"""Host directories bound read-only; symlinks among them (merged /usr) are recreated as symlinks."""
+from bot.sandbox.toolchain import Toolchain, is_system, missing_advice, resolve_toolchain
 
 
 def probe_bwrap() -> str | None:
@@ -84,24 +95,32 @@ class BwrapSandbox:
         *,
         env: Mapping[str, str] | None = None,
         ro_paths: Sequence[Path] = (),
+        job: SandboxJob | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.config = config
+        self.job = job or SandboxJob()
         self.identity: Identity = sandbox_identity()
         self._env = dict(env or {})
         self._ro_paths = [Path(p).resolve() for p in ro_paths]
         self._artifacts: Path | None = None
+        self._path = self._env.get("PATH") or os.environ.get("PATH", "/usr/bin:/bin")
+        self.toolchain = Toolchain()
 
     def start(self) -> None:
         reason = probe_bwrap()
         if reason:
             raise SandboxUnavailable(reason)
         grant_workspace(self.workspace, self.identity)
+        self.toolchain = resolve_toolchain(self.job.commands, self._path)
+        if self.job.cache_dir is not None:
+            private_dir(self.job.cache_dir, self.identity)
         self._artifacts = private_dir(Path(tempfile.mkdtemp(prefix="ai-fix-bwrap-")), self.identity)
 
-    def argv(self, command: str, *, timeout: float, network: bool, env: Mapping[str, str]) -> list[str]:
+    def argv(self, command: str, *, timeout: float, setup: bool, env: Mapping[str, str]) -> list[str]:
         if self._artifacts is None:
             raise SandboxUnavailable("bwrap: the sandbox is not started; call start() first")
+        network = setup and self.config.network == "setup"
         args = [shutil.which("bwrap") or "bwrap", *_namespaces(network=network)]
         args += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
         for path in SYSTEM_PATHS:
@@ -125,9 +144,11 @@ class BwrapSandbox:
         ]
         args += ["--perms", "0755", "--dir", "/run"]
         # After the tmpfs on /tmp: bwrap mounts in order, so a toolchain under /tmp would be hidden.
-        for ro in self._ro_paths:
-            if not any(ro.is_relative_to(system) for system in SYSTEM_PATHS):
+        for ro in dict.fromkeys([*self._ro_paths, *self.toolchain.mounts]):
+            if not is_system(ro):
                 args += [*_parents(ro), "--ro-bind", str(ro), str(ro)]
+        if setup and self.job.cache_dir is not None:
+            args += ["--bind", str(self.job.cache_dir), SETUP_CACHE]
         args += [
             "--bind",
             str(self.workspace),
@@ -171,15 +192,25 @@ class BwrapSandbox:
         command: str,
         *,
         timeout: float,
-        network: bool = False,
+        setup: bool = False,
         output_cap: int = 65536,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        full_env = host_sandbox_env(self._env, env)
-        argv = self.argv(command, timeout=timeout, network=network and self.config.network == "setup", env=full_env)
+        caches = SETUP_CACHE_ENV if setup and self.job.cache_dir is not None else None
+        full_env = host_sandbox_env(WORKDIR, self.toolchain.front, self._env, caches, env)
+        argv = self.argv(command, timeout=timeout, setup=setup, env=full_env)
         # An empty environment for bwrap itself: see the module docstring. Killing bwrap kills its
         # init (--die-with-parent), which takes the whole pid namespace along.
         return run_process(argv, env={}, timeout=timeout, output_cap=output_cap, config=self.config)
+
+    def restore_setup(self) -> str | None:
+        return None
+
+    def save_setup(self, outputs: Sequence[str]) -> str | None:
+        return None
+
+    def missing_command(self, program: str) -> str:
+        return missing_advice(program, self._path)
 
     def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
         if self._artifacts is None:

@@ -11,13 +11,16 @@ sessions they made, and the next command gets a fresh container over the same wo
 
 `network: setup` runs the setup commands in a separate one-off container with the engine's default
 network and the same mounts and limits; only what they write into the workspace carries over.
+
+Before the container starts, the image is pulled by the pull policy (`bot.sandbox.pull`); a job
+whose setup was snapshotted before starts from the snapshot instead (`bot.sandbox.snapshots`).
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import os
-import selectors
 import shlex
 import shutil
 import subprocess
@@ -25,25 +28,24 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 
 from bot.contract.models import SandboxConfig
+from bot.envdir import VENV_BIN
 from bot.errors import SandboxUnavailable
+from bot.sandbox import snapshots
 from bot.sandbox.artifacts import read_artifact
-from bot.sandbox.base import ExecResult
-from bot.sandbox.capture import CHUNK, HeadTail
-from bot.sandbox.engine import Engine, engine_command, engine_env, image_missing, probe_engine
+from bot.sandbox.base import ExecResult, SandboxJob
+from bot.sandbox.capture import HeadTail
+from bot.sandbox.engine import Engine, engine_command, engine_env, last_line, probe_engine, run_engine
 from bot.sandbox.environment import ARTIFACT_DIR, WORKDIR, sandbox_env
 from bot.sandbox.identity import Identity, grant_workspace, private_dir, sandbox_identity
 from bot.sandbox.limits import killed_reason
 from bot.sandbox.process import run_process
+from bot.sandbox.pull import ensure_image
+from bot.sandbox.server import SERVER, collect, count
 
-SERVER = resources.files("bot.sandbox").joinpath("shell_server.sh").read_text()
-"""Runs inside the container as the sandbox user; one command at a time, each in its own session."""
-
-AFTER_EXIT_GRACE_S = 0.5
-"""How long output is still read after the command exited (background children may hold the pipe)."""
+log = logging.getLogger(__name__)
 
 
 class ContainerSandbox:
@@ -58,11 +60,13 @@ class ContainerSandbox:
         *,
         env: Mapping[str, str] | None = None,
         ro_paths: Sequence[Path] = (),
+        job: SandboxJob | None = None,
     ) -> None:
         self.name = engine
         self.engine: Engine = engine
         self.workspace = workspace.resolve()
         self.config = config
+        self.job = job or SandboxJob()
         self.identity: Identity = sandbox_identity()
         self.container = ""
         self._extra_env = dict(env or {})
@@ -77,13 +81,22 @@ class ContainerSandbox:
         self._serial = itertools.count(1)
         self._cmd = engine_command(engine)
         self._env = engine_env(engine)
+        self._base_id = ""
+        self._image = config.image
+        """What the job's containers run: the configured image, or the setup snapshot made from it."""
+        self._snapshot: str | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        reason = probe_engine(self.engine) or image_missing(self.engine, self.config.image)
+        reason = probe_engine(self.engine)
         if reason:
             raise SandboxUnavailable(reason)
+        self._base_id = ensure_image(self.engine, self.config.image, self.config.pull, self.job.progress)
+        if self.job.setup_key and self.job.keep_snapshots > 0:
+            tag = snapshots.snapshot_tag(self.job.repo, self.job.setup_key, self._base_id)
+            if snapshots.find(self.engine, tag):
+                self._image = self._snapshot = tag
         grant_workspace(self.workspace, self.identity)
         self._engine_cwd = Path(tempfile.mkdtemp(prefix=f"ai-fix-{self.engine}-conmon-"))
         self._control = private_dir(Path(tempfile.mkdtemp(prefix=f"ai-fix-{self.engine}-")), self.identity)
@@ -91,25 +104,18 @@ class ContainerSandbox:
 
     def _run_container(self) -> None:
         self.container = f"ai-fix-{uuid.uuid4().hex[:12]}"
-        run = subprocess.run(
-            [
-                *self._cmd,
-                "run",
-                "-d",
-                "--rm",
-                "--name",
-                self.container,
-                *self._flags(network=False),
-                self.config.image,
-                "sleep",
-                "infinity",
-            ],
-            env=self._env,
-            cwd=self._engine_cwd,
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
+        args = [
+            "run",
+            "-d",
+            "--rm",
+            "--name",
+            self.container,
+            *self._flags(network=False),
+            self._image,
+            "sleep",
+            "infinity",
+        ]
+        run = run_engine(self.engine, *args, timeout=120, cwd=self._engine_cwd)
         if run.returncode != 0:
             self.close()
             err = run.stderr.decode(errors="replace").strip()
@@ -117,6 +123,55 @@ class ContainerSandbox:
                 f"{self.engine}: cannot start the job's container: {err}; check `{self.engine} info` and the image"
             )
         self._container_up = True
+
+    # -- setup snapshots -----------------------------------------------------------------------
+
+    def restore_setup(self) -> str | None:
+        if self._snapshot is None:
+            return None
+        restored = self.exec(snapshots.RESTORE, timeout=snapshots.COPY_TIMEOUT_S)
+        if restored.exit_code != 0:
+            log.warning(
+                "setup snapshot %s could not be restored (%s); setup runs", self._snapshot, restored.output[-300:]
+            )
+            return None
+        return self._snapshot
+
+    def save_setup(self, outputs: Sequence[str]) -> str | None:
+        if not (self.job.setup_key and self.job.keep_snapshots > 0 and outputs and self._engine_cwd):
+            return None
+        if any("\n" in path for path in outputs):  # the restore script is a here-document: one path a line
+            log.warning("setup snapshot not made: a path setup created has a newline in its name")
+            return None
+        tag = snapshots.snapshot_tag(self.job.repo, self.job.setup_key, self._base_id)
+        copier = f"{self.container}-setup"
+        mounts = [f for path in self._ro_paths for f in ("-v", f"{path}:{path}:ro")]
+        copy = run_engine(
+            # Root with only DAC_OVERRIDE, to write KEPT into the image's own root (often read-only to all), no network.
+            self.engine, "run", "--name", copier, "--user", "0", "--network", "none", "--cap-drop", "ALL",
+            "--cap-add", "DAC_OVERRIDE", "--security-opt", "no-new-privileges", "-v", f"{self.workspace}:{WORKDIR}:ro", *mounts,
+            self._base_id, "sh", "-c", snapshots.copy_script(outputs),
+            timeout=snapshots.COPY_TIMEOUT_S, cwd=self._engine_cwd,
+        )  # fmt: skip
+        try:
+            problem = (
+                snapshots.commit(self.engine, copier, tag, self.job.repo, cwd=self._engine_cwd)
+                if copy.returncode == 0
+                else last_line(copy.stderr or copy.stdout, f"exit {copy.returncode}")
+            )
+        finally:
+            run_engine(self.engine, "rm", "-f", copier, cwd=self._engine_cwd)
+        if problem:
+            log.warning("setup snapshot %s not made: %s", tag, problem)
+            return None
+        snapshots.prune(self.engine, self.job.repo, self.job.keep_snapshots, cwd=self._engine_cwd)
+        return tag
+
+    def missing_command(self, program: str) -> str:
+        return (
+            f"command not found: {program}; install it in the image ({self.config.image}, sandbox.image) "
+            "or add a setup command that installs it"
+        )
 
     def close(self) -> None:
         self._stop_server()
@@ -129,14 +184,7 @@ class ContainerSandbox:
             self._engine_cwd = None
 
     def _remove_container(self) -> None:
-        subprocess.run(
-            [*self._cmd, "rm", "-f", "-t", "0", self.container],
-            env=self._env,
-            cwd=self._engine_cwd,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
+        run_engine(self.engine, "rm", "-f", "-t", "0", self.container, cwd=self._engine_cwd)
         self._container_up = False
 
     def _flags(self, *, network: bool) -> list[str]:
@@ -164,7 +212,7 @@ class ContainerSandbox:
             flags += ["--userns", "keep-id"]  # rootless: the host user's files stay the host user's
         for path in self._ro_paths:
             flags += ["-v", f"{path}:{path}:ro"]
-        for key, value in sandbox_env(path=None, extra=self._extra_env).items():
+        for key, value in sandbox_env(path=None, workdir=WORKDIR, extra=self._extra_env).items():
             flags += ["--env", f"{key}={value}"]
         return flags
 
@@ -175,7 +223,7 @@ class ContainerSandbox:
         command: str,
         *,
         timeout: float,
-        network: bool = False,
+        setup: bool = False,
         output_cap: int = 65536,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
@@ -184,9 +232,10 @@ class ContainerSandbox:
         n = next(self._serial)
         script = self._control / f"cmd-{n}.sh"
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in (env or {}).items())
-        script.write_text(f"umask 002\ncd {WORKDIR} || exit 125\n{exports}{command}\n")
+        venv = f'export PATH="{WORKDIR}/{VENV_BIN}:$PATH"\n'
+        script.write_text(f"umask 002\ncd {WORKDIR} || exit 125\n{venv}{exports}{command}\n")
         try:
-            if network and self.config.network == "setup":
+            if setup and self.config.network == "setup":
                 return self._exec_networked(script, timeout=timeout, output_cap=output_cap)
             return self._exec_warm(n, timeout=timeout, output_cap=output_cap)
         finally:
@@ -210,7 +259,7 @@ class ContainerSandbox:
         try:
             server.stdin.write(f"{n}\n".encode())
             server.stdin.flush()
-            status = self._collect(out_fd, server, buffer, deadline)
+            status = collect(out_fd, server.stdout.fileno(), buffer, deadline)
         except (BrokenPipeError, OSError):
             status = None
         finally:
@@ -237,46 +286,6 @@ class ContainerSandbox:
             killed=killed_reason(code, oom_killed=oom_killed, config=self.config),
         )
 
-    def _collect(
-        self, out_fd: int, server: subprocess.Popen[bytes], buffer: HeadTail, deadline: float
-    ) -> tuple[int, int] | None:
-        """Output until EOF, and the server's status line; None at the deadline or if the server died."""
-        assert server.stdout is not None
-        status_fd = server.stdout.fileno()
-        line = b""
-        status: tuple[int, int] | None = None
-        out_open = True
-        with selectors.DefaultSelector() as sel:
-            sel.register(out_fd, selectors.EVENT_READ)
-            sel.register(status_fd, selectors.EVENT_READ)
-            while out_open or status is None:
-                now = time.monotonic()
-                if now >= deadline:
-                    return status
-                for key, _ in sel.select(deadline - now):
-                    if key.fd == out_fd:
-                        try:
-                            data = os.read(out_fd, CHUNK)
-                        except BlockingIOError:
-                            continue
-                        if data:
-                            buffer.feed(data)
-                        else:
-                            sel.unregister(out_fd)
-                            out_open = False
-                    else:
-                        chunk = os.read(status_fd, 4096)
-                        if not chunk:
-                            return None
-                        line += chunk
-                        if b"\n" in line:
-                            status = _parse_done(line.split(b"\n", 1)[0])
-                            if status is None:
-                                return None
-                            sel.unregister(status_fd)
-                            deadline = min(deadline, time.monotonic() + AFTER_EXIT_GRACE_S) if out_open else deadline
-        return status
-
     def _exec_networked(self, script: Path, *, timeout: float, output_cap: int) -> ExecResult:
         name = f"{self.container}-net"
         argv = [
@@ -287,16 +296,14 @@ class ContainerSandbox:
             "--name",
             name,
             *self._flags(network=True),
-            self.config.image,
+            self._image,
             "sh",
             f"{ARTIFACT_DIR}/{script.name}",
         ]
 
         def remove(_: subprocess.Popen[bytes]) -> None:
             # Killing the client would leave the container running.
-            subprocess.run(
-                [*self._cmd, "rm", "-f", "-t", "0", name], env=self._env, capture_output=True, timeout=60, check=False
-            )
+            run_engine(self.engine, "rm", "-f", "-t", "0", name)
 
         return run_process(
             argv,
@@ -332,7 +339,7 @@ class ContainerSandbox:
             raise SandboxUnavailable(
                 f"{self.engine}: cannot start a shell in the job's container; the image {self.config.image!r} needs /bin/sh and sleep"
             )
-        self._oom_kills = _int(ready.split()[1:2])
+        self._oom_kills = count(ready.split()[1:2])
         self._server = server
         return server
 
@@ -355,13 +362,16 @@ class ContainerSandbox:
         `kill -9 -1` is the one atomic way to catch them all; it also ends the container's keeper
         process, so the next command gets a fresh container (the workspace is unaffected).
         """
-        subprocess.run(
-            [*self._cmd, "exec", "--user", self.identity.spec, self.container, "sh", "-c", "kill -9 -1"],
-            env=self._env,
+        run_engine(
+            self.engine,
+            "exec",
+            "--user",
+            self.identity.spec,
+            self.container,
+            "sh",
+            "-c",
+            "kill -9 -1",
             cwd=self._engine_cwd,
-            capture_output=True,
-            timeout=60,
-            check=False,
         )
         self._stop_server()
         self._remove_container()
@@ -370,14 +380,3 @@ class ContainerSandbox:
         if self._control is None:
             return None
         return read_artifact(self._control, name, limit)
-
-
-def _parse_done(line: bytes) -> tuple[int, int] | None:
-    parts = line.split()
-    if len(parts) < 3 or parts[0] != b"DONE":
-        return None
-    return int(parts[2]), _int(parts[3:4])
-
-
-def _int(parts: list[bytes]) -> int:
-    return int(parts[0]) if parts and parts[0].isdigit() else 0

@@ -49,14 +49,11 @@ def probe_engine(engine: Engine) -> str | None:
         )
         return f"{engine}: not installed; {fix}"
     try:
-        info = subprocess.run(
-            [*engine_command(engine), "info"], env=engine_env(engine), capture_output=True, timeout=30, check=False
-        )
+        info = run_engine(engine, "info", timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{engine}: `{engine} info` failed ({exc}); check the engine's installation"
     if info.returncode != 0:
-        err = info.stderr.decode(errors="replace").strip().splitlines()
-        detail = err[-1] if err else f"exit {info.returncode}"
+        detail = last_line(info.stderr, f"exit {info.returncode}")
         fix = (
             "start the Docker daemon (systemctl start docker) or use podman"
             if engine == "docker"
@@ -66,18 +63,21 @@ def probe_engine(engine: Engine) -> str | None:
     return None
 
 
-def image_missing(engine: Engine, image: str) -> str | None:
-    """A message when the configured image is not present locally (ai-fix never pulls on its own)."""
-    found = subprocess.run(
-        [*engine_command(engine), "image", "inspect", image],
+def run_engine(
+    engine: Engine, *args: str, timeout: float = 60, cwd: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """One engine command, its output captured; never raises on a non-zero exit."""
+    return subprocess.run(
+        [*engine_command(engine), *args],
         env=engine_env(engine),
+        cwd=cwd,
         capture_output=True,
-        timeout=30,
+        timeout=timeout,
         check=False,
     )
-    if found.returncode == 0:
-        return None
-    return (
-        f"{engine}: image {image!r} (sandbox.image in .github/ai-fix.yml) is not present locally and ai-fix does not pull "
-        f"images; fetch or build it on this host first (`{engine} pull {image}`, `{engine} load`, or `{engine} build`)"
-    )
+
+
+def last_line(stderr: bytes, fallback: str) -> str:
+    """The engine's own message: the last line it wrote to stderr."""
+    lines = stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else fallback

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bot.contract.models import SandboxConfig
@@ -45,12 +45,12 @@ class NoSandbox:
         command: str,
         *,
         timeout: float,
-        network: bool = False,
+        setup: bool = False,
         output_cap: int = 65536,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         # The environment is still the allowlist: even here ai-fix's own secrets stay out.
-        full_env = host_sandbox_env(self._env, env)
+        full_env = host_sandbox_env(self.workdir, (), self._env, env)
         # HOME outside the workspace, so tools' dotfiles never show up in the diff.
         full_env.update({"HOME": self._home, "TMPDIR": tempfile.gettempdir(), "AI_FIX_ARTIFACTS": self.artifact_dir})
         return run_process(
@@ -61,6 +61,15 @@ class NoSandbox:
             output_cap=output_cap,
             config=self.config,
         )
+
+    def restore_setup(self) -> str | None:
+        return None
+
+    def save_setup(self, outputs: Sequence[str]) -> str | None:
+        return None
+
+    def missing_command(self, program: str) -> str:
+        return f"command not found: {program}; install it on this host (the sandbox is `none`) or add a setup command"
 
     def read_artifact(self, name: str, *, limit: int = 8 << 20) -> bytes | None:
         if self._artifacts is None:

@@ -9,11 +9,12 @@ from typing import Literal
 
 from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
-from bot.sandbox.base import Sandbox
+from bot.sandbox.base import Sandbox, SandboxJob
 from bot.sandbox.bwrap import BwrapSandbox
 from bot.sandbox.container import ContainerSandbox
 from bot.sandbox.engine import Engine, probe_engine
 from bot.sandbox.none import NoSandbox
+from bot.sandbox.pull import ImageUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +30,13 @@ def build_sandbox(
     *,
     env: Mapping[str, str] | None = None,
     ro_paths: Sequence[Path] = (),
+    job: SandboxJob | None = None,
 ) -> Sandbox:
     """The backend `kind` (not `auto`), constructed but not started."""
     if (engine := ENGINES.get(kind)) is not None:
-        return ContainerSandbox(engine, workspace, config, env=env, ro_paths=ro_paths)
+        return ContainerSandbox(engine, workspace, config, env=env, ro_paths=ro_paths, job=job)
     if kind == "bwrap":
-        return BwrapSandbox(workspace, config, env=env, ro_paths=ro_paths)
+        return BwrapSandbox(workspace, config, env=env, ro_paths=ro_paths, job=job)
     if kind == "none":
         return NoSandbox(workspace, config, env=env)
     raise SandboxUnavailable(f"unknown sandbox {kind!r}; use one of {', '.join(KINDS)}")
@@ -47,15 +49,18 @@ def open_sandbox(
     *,
     env: Mapping[str, str] | None = None,
     ro_paths: Sequence[Path] = (),
+    job: SandboxJob | None = None,
 ) -> Sandbox:
     """A started sandbox over `workspace`; the caller closes it.
 
     `env` adds variables to the allowlisted environment; `ro_paths` are host directories mounted
     read-only at the same path (toolchains outside /usr). Both are the operator's, never the repository's.
-    `auto` tries podman, docker, then bwrap, and says why each one it skipped could not be used.
+    `job` says what the job will run (its repository, commands and setup key).
+    `auto` tries podman, docker, then bwrap, and says why each one it skipped could not be used; an
+    engine that works but cannot get the job's image is not skipped: that ends the job (ImageUnavailable).
     """
     if kind != "auto":
-        sandbox = build_sandbox(kind, workspace, config, env=env, ro_paths=ro_paths)
+        sandbox = build_sandbox(kind, workspace, config, env=env, ro_paths=ro_paths, job=job)
         sandbox.start()
         return sandbox
     reasons: list[str] = []
@@ -63,9 +68,11 @@ def open_sandbox(
         if (candidate == "podman" or candidate == "docker") and (reason := probe_engine(candidate)):
             reasons.append(reason)
             continue
-        sandbox = build_sandbox(candidate, workspace, config, env=env, ro_paths=ro_paths)
+        sandbox = build_sandbox(candidate, workspace, config, env=env, ro_paths=ro_paths, job=job)
         try:
             sandbox.start()
+        except ImageUnavailable:
+            raise
         except SandboxUnavailable as exc:
             reasons.append(str(exc))
             continue

@@ -88,7 +88,7 @@ def test_baseline_reruns_failures_and_spots_flaky_checks(box: Sandbox) -> None:
 
 
 def test_setup_runs_in_order_and_stops_at_the_first_failure(box: Sandbox) -> None:
-    results = run_setup(box, ["echo one > setup-1.txt", "exit 3", "echo never > setup-3.txt"], box.config)
+    results = run_setup(box, ["echo one > setup-1.txt", "exit 3", "echo never > setup-3.txt"])
     assert [r.exit_code for r in results] == [0, 3]
     assert (box.workspace / "setup-1.txt").read_text() == "one\n"
     assert not (box.workspace / "setup-3.txt").exists()

@@ -4,88 +4,33 @@ respx (OpenAPI-checked), the fake Messages API on loopback, a bare repository as
 
 from __future__ import annotations
 
-import itertools
-import time
+import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from bot.commands.services import github_app
-from bot.commands.toolkit import delivery_pipeline
 from bot.delivery.github_out import HANDOFF_LABEL
-from bot.github.retry import RetryPolicy
 from bot.markers import PR_KIND, find_marker
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, Turn, call, turn
-from bot.queue.models import WORK_KINDS, Trigger
-from bot.queue.store import Store
-from bot.queue.worker import WorkerConfig, WorkerPool
-from bot.settings import load_settings
-from tests.support.fake_pulls import PullsGitHub
-from tests.support.model import FakeMessagesAPI, serve_fake_api
 from tests.support.runs import PLAN
-from tests.support.webhooks import INSTALLATION, REPO
-from tests.support.world import FIX_SCRIPT, SENDER, leaks, make_github, make_remote, service_env
+from tests.support.webhooks import REPO
+from tests.support.worker import Worker, open_worker
+from tests.support.world import FIX_SCRIPT
 
-APP_IDS = itertools.count(72_000)
 TITLE = "add() subtracts instead of adding"
 BODY = (
     "## Goal\n`add(a, b)` returns the sum.\n\n## Acceptance criteria\n- `add(2, 3)` returns 5\n\n## Checks\n- tests\n"
 )
 
 
-@dataclass
-class Worker:
-    pool: WorkerPool
-    store: Store
-    github: PullsGitHub
-    model_api: FakeMessagesAPI
-    bare: Path
-
-    def attempt(self) -> None:
-        """Claim the job (again, after a failed attempt) and run it the way a worker thread does."""
-        job = self.store.claim(self.pool.owner, WORK_KINDS, 60)
-        assert job is not None, "no job to claim"
-        self.pool.run_job(job)
-
-    def job(self) -> dict:
-        [job] = self.store.list_jobs()
-        return job.model_dump()
-
-
 @pytest.fixture
 def worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Worker]:
-    bare = make_remote(tmp_path)
-    github = make_github(bare, app_id=next(APP_IDS))
-    github.add_issue(REPO, 1, title=TITLE, body=BODY, author=SENDER, labels=("ai-fix",))
-    with github.mock(), serve_fake_api(ScriptedModel([])) as (model_api, model_url):
-        for name, value in service_env(tmp_path, github, github.base_url, model_url).items():
-            monkeypatch.setenv(name, value)  # read exactly as `ai-fix serve` reads them
-        settings = load_settings()
-        store = Store.from_url(settings.database_url)
-        store.init_schema()
-        app = github_app(settings, retry=RetryPolicy(backoff=0.001))
-        pool = WorkerPool(
-            store, app, delivery_pipeline(settings), settings, workers=0, config=WorkerConfig(retry_seconds=0.0)
-        )
-        trigger = Trigger(
-            kind="issue",
-            repo=REPO,
-            number=1,
-            installation_id=INSTALLATION,
-            sender=SENDER,
-            clone_url=f"file://{bare}",
-            default_branch="main",
-        )
-        with store.transaction() as conn:
-            store.enqueue(conn, trigger, time.time())
-        yield Worker(pool, store, github, model_api, bare)
-        store.close()
-        assert leaks(github, model_api) == [], "a secret reached the fake GitHub or the fake model"
-    assert github.violations == [], "requests that break GitHub's schema or auth rules"
+    with open_worker(tmp_path, monkeypatch, issues={1: (TITLE, BODY)}) as worker:
+        worker.enqueue(1)
+        yield worker
 
 
 def test_a_crash_after_the_run_is_resumed_by_delivering_it_not_by_running_it_again(worker: Worker) -> None:
@@ -142,6 +87,4 @@ def test_agent_stop_mid_run_pushes_the_work_and_opens_a_draft_handoff(worker: Wo
 
 
 def _show(bare: Path, spec: str) -> str:
-    import subprocess
-
     return subprocess.run(["git", f"--git-dir={bare}", "show", spec], capture_output=True, text=True, check=True).stdout

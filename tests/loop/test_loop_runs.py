@@ -248,6 +248,30 @@ def test_environment_error_hands_off_without_model_turns(tmp_path: Path) -> None
     assert run.result.handoff.next_steps
 
 
+def test_a_configured_check_stays_strict_and_says_what_would_add_the_tool(tmp_path: Path) -> None:
+    files = sample_files(**{".github/ai-fix.yml": config(check="ruff check .")})
+    run = run_local(tmp_path, DEMO_SCRIPT, files=files)
+    assert run.result.outcome == "handed_off" and run.fake.bodies == []
+    assert "command not found: ruff" in run.result.reason and "PATH" in run.result.reason
+
+
+def test_when_no_check_that_can_verify_the_criteria_can_run_it_is_an_environment_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Detected checks (no config): a linter alone cannot verify a criterion, so its running changes nothing."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `python` there, and no ruff
+    files = sample_files(**{".github/ai-fix.yml": None, "pyproject.toml": "[tool.pytest.ini_options]\n[tool.ruff]\n"})
+    run = run_local(tmp_path, DEMO_SCRIPT, files=files)
+    assert [(c.name, c.origin) for c in run.result.contract.checks] == [("pytest", "detected"), ("ruff", "detected")]
+    assert run.result.contract.setup == [], "a pyproject.toml that only configures tools installs nothing"
+    assert run.result.outcome == "handed_off" and run.fake.bodies == []
+    assert run.result.reason.startswith(
+        "environment error: no check that can verify the criteria can run: check 'pytest' could not run: "
+        "the environment cannot run it: command not found: python"
+    )
+    assert "check 'ruff' could not run" in run.result.reason
+
+
 def test_replay_of_a_recorded_trace_reproduces_the_diff(tmp_path: Path) -> None:
     first = run_local(tmp_path / "live", DEMO_SCRIPT)
     repo = make_repo(tmp_path / "again", sample_files(**{".github/ai-fix.yml": config()}))

@@ -102,7 +102,7 @@ def skip_reason(kind: str) -> str | None:
 
 
 def image_config(**overrides: object) -> SandboxConfig:
-    return SandboxConfig(image=TEST_IMAGE, **overrides)  # type: ignore[arg-type]
+    return SandboxConfig.model_validate({"image": TEST_IMAGE, **overrides})
 
 
 def default_kind() -> str:

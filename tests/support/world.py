@@ -30,7 +30,7 @@ from tests.support.chat_api import FakeChatAPI, serve_chat_api
 from tests.support.fake_pulls import PullsGitHub
 from tests.support.model import FakeMessagesAPI, FakeModelAPI, serve_fake_api
 from tests.support.runs import CHECK, FIX, PLAN, SAMPLE_CRITERIA
-from tests.support.server import serve
+from tests.support.server import serve, wait_for_http
 from tests.support.webhooks import INSTALLATION, REPO, deliver, labeled
 
 CANARY = "canary-Zq8Lm2Vx7Rt4"
@@ -65,6 +65,20 @@ FIX_SCRIPT = [
         ),
     ),
 ]
+
+JOB_LIMITS = f"""scope:
+  allow: ["**"]
+budget:
+  max_steps: 6
+  max_cost_usd: 1
+  max_wall_minutes: 5
+  max_files_changed: 3
+  max_lines_changed: 40
+model:
+  name: {MODEL}
+  small: {MODEL}
+"""
+"""The end of a `.github/ai-fix.yml` for job tests that write their own checks and setup: scope, budget, model."""
 
 
 def config(max_steps: int = 5, model: str = MODEL) -> str:
@@ -175,13 +189,13 @@ def leaks(github: PullsGitHub, *model_apis: FakeModelAPI) -> list[str]:
     return secrets_in(sent(github, *model_apis), github)
 
 
-def make_remote(root: Path, model: str = MODEL, extra_config: str = "") -> Path:
-    """The sample repository (its own config naming `model`, plus `extra_config`; a secret in `.env`) pushed to a
-    bare repository on disk."""
+def make_remote(root: Path, model: str = MODEL, extra_config: str = "", **changes: str) -> Path:
+    """The sample repository (its own config naming `model`, plus `extra_config`; a secret in `.env`; `changes` on
+    top) pushed to a bare repository on disk."""
     files, _issue = sample()
     files[".github/ai-fix.yml"] = config(model=model) + extra_config
     files[".env"] = f"DEPLOY_TOKEN={CANARY}-in-the-repo\n"
-    repo = make_repo(root / "origin", files)
+    repo = make_repo(root / "origin", {**files, **changes})
     bare = root / "remote.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
     return bare
@@ -240,16 +254,8 @@ def start_world(
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
     stack.callback(_stop, process)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60  # importing the SDKs alone takes 10 s of wall time on a loaded 2-core machine
-    while True:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"ai-fix serve did not start:\n{log.read_text()}")
-        time.sleep(0.05)
+    # Importing the SDKs alone takes 10 s of wall time on a loaded 2-core machine.
+    wait_for_http(f"{url}/healthz", process, log, timeout=60)
     return World(root, github, model_api, chat_api, url, bare, log)
 
 

@@ -1,0 +1,113 @@
+"""Preparing a job's environment: the contract's setup commands run, or a snapshot of them reused.
+
+The setup key digests what the setup's result depends on: the commands, the names of the setup
+secrets (never their values) and the contents of the files `sandbox.setup_inputs` names (lock files,
+manifests). A container sandbox that holds a snapshot for that key restores it instead of running
+setup; otherwise setup runs with its secrets in its environment only, and what it created in the
+workspace is handed to the sandbox to keep for the repository's later jobs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from bot.checks.classify import environment_error
+from bot.checks.models import SetupReport
+from bot.checks.runner import run_setup
+from bot.contract.globs import glob_match
+from bot.contract.models import TaskContract
+from bot.envdir import DEPENDENCY_DIRS
+from bot.markdown import first_line
+from bot.redact import redact
+from bot.sandbox.base import Sandbox
+from bot.secrets import SETUP_SECRET_PREFIX
+
+KEY_VERSION = "ai-fix setup 1"
+"""Bump when what a snapshot holds changes, so older snapshots are not reused."""
+
+
+def _walk(workspace: Path, *, into_dependencies: bool) -> list[str]:
+    """Workspace-relative paths of files and folders, without `.git` (nor installed dependencies unless asked)."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(workspace):
+        rel = os.path.relpath(dirpath, workspace)
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and (into_dependencies or d not in DEPENDENCY_DIRS))
+        prefix = "" if rel == "." else f"{rel}/"
+        found += [f"{prefix}{name}" for name in (*dirnames, *sorted(filenames))]
+    return found
+
+
+def setup_inputs(workspace: Path, globs: list[str]) -> list[str]:
+    """The files setup depends on, as found in the workspace (repository-relative, sorted)."""
+    return sorted(p for p in _walk(workspace, into_dependencies=False) if any(glob_match(p, g) for g in globs))
+
+
+def setup_key(contract: TaskContract, workspace: Path) -> str:
+    """A digest of everything the setup's result depends on; "" when there is no setup."""
+    if not contract.setup:
+        return ""
+    h = hashlib.sha256(KEY_VERSION.encode())
+    for part in (*contract.setup, "\0secrets", *contract.setup_secrets, "\0inputs"):
+        h.update(part.encode() + b"\0")
+    for rel in setup_inputs(workspace, contract.sandbox.setup_inputs):
+        path = workspace / rel
+        if path.is_file() and not path.is_symlink():
+            h.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def created(before: set[str], after: list[str]) -> list[str]:
+    """The topmost paths in `after` that were not in `before` (a new folder stands for everything in it)."""
+    tops: set[str] = set()
+    for path in after:
+        parts = path.split("/")
+        if path not in before and not any("/".join(parts[:i]) in tops for i in range(1, len(parts))):
+            tops.add(path)
+    return sorted(tops)
+
+
+def prepare_environment(
+    sandbox: Sandbox,
+    contract: TaskContract,
+    *,
+    env: Mapping[str, str],
+    secrets: tuple[str, ...],
+    offline: bool = False,
+) -> SetupReport:
+    """Reuse the setup's snapshot, or run setup (and keep a snapshot); what happened, and how long it took.
+
+    `offline`: the tree holds files the model may have written, so the commands run as ordinary ones
+    (no network, no package caches, no setup secrets) and no snapshot is reused or kept.
+    """
+    began = time.monotonic()
+    commands = contract.setup
+    base = SetupReport(status="none", origin=contract.setup_origin, commands=len(commands))
+    if not commands:
+        return base
+    if not offline and (snapshot := sandbox.restore_setup()) is not None:
+        return base.model_copy(
+            update={"status": "reused", "snapshot": snapshot, "duration_s": time.monotonic() - began}
+        )
+    missing = [] if offline else [n for n in contract.setup_secrets if n not in env]
+    if missing:
+        names = ", ".join(f"{SETUP_SECRET_PREFIX}{n}" for n in missing)
+        problem = f"the setup secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} (setup_secrets in .github/ai-fix.yml) {'are' if len(missing) > 1 else 'is'} not provided; set {names} on the ai-fix host"
+        return base.model_copy(update={"status": "failed", "problem": problem})
+    before = set(_walk(sandbox.workspace, into_dependencies=True))
+    results = run_setup(sandbox, commands, env=None if offline else env, network=not offline)
+    took = time.monotonic() - began
+    if results and results[-1].exit_code != 0:
+        last, command = results[-1], commands[len(results) - 1]
+        output = redact(last.output, secrets)
+        why = environment_error(output, missing=sandbox.missing_command) or (
+            "timed out" if last.timed_out else first_line(output[-500:])
+        )
+        problem = f"setup command `{command}` failed (exit {last.exit_code}): {why}"
+        return base.model_copy(update={"status": "failed", "problem": problem, "duration_s": took})
+    outputs = created(before, _walk(sandbox.workspace, into_dependencies=True))
+    saved = "" if offline else sandbox.save_setup(outputs) or ""
+    return base.model_copy(update={"status": "ran", "snapshot": saved, "duration_s": time.monotonic() - began})

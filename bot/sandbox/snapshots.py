@@ -1,0 +1,115 @@
+"""Setup snapshots for the container backends: what a repository's setup made, kept as a local image.
+
+After the setup commands succeed, what they created in the workspace (the project's environment
+folder, `node_modules`, ...) is copied by a one-off container of the job's image into `/ai-fix-setup`
+and that container is committed as `localhost/ai-fix-setup/<repository>:<key>`. The key digests the
+image's id and the job's setup key (the setup commands, the setup secrets' names and the contents of
+the files setup depends on). A later job of the repository with the same key starts its container
+from that image and copies the files back into its fresh workspace instead of running setup. The
+newest N snapshots of each repository are kept; older ones are removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import shlex
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.sandbox.engine import Engine, last_line, run_engine
+from bot.sandbox.environment import WORKDIR
+from bot.sandbox.pull import image_id
+
+log = logging.getLogger(__name__)
+
+SNAPSHOTS = "localhost/ai-fix-setup"
+KEPT = "/ai-fix-setup"
+"""Where a snapshot image holds the setup's files (workspace-relative paths below it)."""
+REPO_LABEL = "ai-fix.setup-repo"
+CREATED_LABEL = "ai-fix.setup-created"
+COPY_TIMEOUT_S = 900
+
+
+def repo_slug(repo: str) -> str:
+    """An image-name-safe name for a repository, unique per repository string."""
+    readable = re.sub(r"[^a-z0-9]+", "-", repo.lower()).strip("-")[-40:].strip("-") or "repo"
+    return f"{readable}-{hashlib.sha256(repo.encode()).hexdigest()[:8]}"
+
+
+def snapshot_tag(repo: str, setup_key: str, base_id: str) -> str:
+    digest = hashlib.sha256(f"{base_id}\n{setup_key}".encode()).hexdigest()[:24]
+    return f"{SNAPSHOTS}/{repo_slug(repo)}:{digest}"
+
+
+def find(engine: Engine, tag: str) -> bool:
+    return image_id(engine, tag) is not None
+
+
+def _copies(outputs: Sequence[str], src: str, dst: str) -> list[str]:
+    """One line per path: copied from `src` to `dst` with links, modes and times (not owners), parents made as
+    needed; a path already there (a resumed job's workspace) is left as it is."""
+    lines = []
+    for rel in outputs:
+        frm, to = shlex.quote(f"{src}/{rel}"), shlex.quote(f"{dst}/{rel}")
+        lines.append(
+            f'[ -e {to} ] || {{ mkdir -p "$(dirname {to})" && cp -R --preserve=mode,timestamps,links {frm} {to}; }}'
+        )
+    return lines
+
+
+def copy_script(outputs: Sequence[str]) -> str:
+    """What the copy container runs: each output into KEPT/files, and KEPT/restore.sh that puts them back."""
+    restore = "\n".join(["set -e", *_copies(outputs, f"{KEPT}/files", WORKDIR)])
+    return "\n".join(
+        ["set -e", f"mkdir -p {KEPT}/files", *_copies(outputs, WORKDIR, f"{KEPT}/files"),
+         f"cat > {KEPT}/restore.sh <<'AI_FIX_RESTORE'", restore, "AI_FIX_RESTORE"]
+    )  # fmt: skip
+
+
+RESTORE = f"sh {KEPT}/restore.sh"
+"""Run in the job's container (as the sandbox user) to put the setup's files back into the fresh workspace."""
+
+
+def commit(engine: Engine, container: str, tag: str, repo: str, *, cwd: Path | None) -> str | None:
+    """Commit the finished copy container as `tag`, labelled with its repository and time; the engine's error, or None."""
+    done = run_engine(
+        engine, "commit",
+        "--change", f"LABEL {REPO_LABEL}={repo_slug(repo)}",
+        "--change", f"LABEL {CREATED_LABEL}={time.time_ns()}",
+        container, tag, timeout=COPY_TIMEOUT_S, cwd=cwd,
+    )  # fmt: skip
+    return None if done.returncode == 0 else last_line(done.stderr, f"exit {done.returncode}")
+
+
+def prune(engine: Engine, repo: str, keep: int, *, cwd: Path | None = None) -> list[str]:
+    """Remove all but the newest `keep` snapshots of `repo` (one in use by a running job stays); the tags removed."""
+    listed = run_engine(
+        engine, "images", "--filter", f"label={REPO_LABEL}={repo_slug(repo)}", "--format", "{{.Repository}}:{{.Tag}}",
+        cwd=cwd,
+    )  # fmt: skip
+    tags = sorted({t for t in listed.stdout.decode().split() if not t.endswith(":<none>")})
+    if len(tags) <= keep:
+        return []
+    inspected = run_engine(engine, "image", "inspect", *tags, cwd=cwd)
+    try:
+        images = json.loads(inspected.stdout or b"[]")
+    except json.JSONDecodeError:
+        return []
+    created: dict[str, int] = {}
+    for image in images:
+        labels = (image.get("Config") or {}).get("Labels") or {}
+        for tag in image.get("RepoTags") or []:
+            if tag in tags:
+                created[tag] = int(labels.get(CREATED_LABEL, "0") or 0)
+    newest_first = sorted(created, key=lambda t: created[t], reverse=True)
+    removed = []
+    for tag in newest_first[keep:]:
+        if run_engine(engine, "rmi", tag, cwd=cwd).returncode == 0:
+            removed.append(tag)
+    if removed:
+        log.info("setup snapshots of %s pruned: %s", repo, ", ".join(removed))
+    return removed

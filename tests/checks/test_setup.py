@@ -1,0 +1,164 @@
+"""Preparing the environment and the checks around it, in real sandboxes: the setup key, setup secrets, the
+package cache only setup sees, and detected checks the environment cannot run set aside."""
+
+from __future__ import annotations
+
+import sys
+from hashlib import sha256
+from pathlib import Path
+
+import pytest
+
+from bot.checks.bound import SandboxChecks
+from bot.checks.setup import created, setup_key
+from bot.contract.models import Check, SandboxConfig, TaskContract
+from bot.sandbox.base import SandboxJob
+from bot.sandbox.select import open_sandbox
+from tests.support.pytest_samples import calc_repo, write_repo
+from tests.support.sandbox import inside_env, open_test_sandbox, python_paths, skip_reason
+from tests.support.server import tcp_listener
+
+PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q tests/test_calc.py -k test_ok"
+
+
+def contract(**fields: object) -> TaskContract:
+    return TaskContract.model_validate({"status": "ready", **fields})
+
+
+def test_created_is_the_topmost_new_paths() -> None:
+    before = {"src", "src/pkg", "src/pkg/a.py", "README"}
+    after = ["README", "src", "src/pkg", "src/pkg/a.py", "src/pkg.egg-info", "src/pkg.egg-info/PKG-INFO",
+             "node_modules", "node_modules/x", ".ai-fix-env", ".ai-fix-env/venv", ".ai-fix-env/venv/bin"]  # fmt: skip
+    assert created(before, after) == [".ai-fix-env", "node_modules", "src/pkg.egg-info"]
+
+
+def test_the_setup_key_follows_the_setup_and_its_inputs_only(tmp_path: Path) -> None:
+    write_repo(tmp_path, {"requirements.txt": "a==1\n", "src/app.py": "x = 1\n", "deps/extra.lock": "b==1\n"})
+    c = contract(setup=["pip install -r requirements.txt"])
+    key = setup_key(c, tmp_path)
+    assert setup_key(contract(), tmp_path) == "", "no setup, no key"
+    (tmp_path / "src/app.py").write_text("x = 2\n")
+    write_repo(tmp_path, {".ai-fix-env/venv/pyvenv.cfg": "home = /x\n", "node_modules/requirements.txt": "no"})
+    assert setup_key(c, tmp_path) == key, "the code and installed dependencies are not inputs"
+    (tmp_path / "requirements.txt").write_text("a==2\n")
+    assert setup_key(c, tmp_path) != key
+    assert setup_key(
+        contract(setup=["pip install -r requirements.txt"], setup_secrets=["TOKEN"]), tmp_path
+    ) != setup_key(c, tmp_path)
+    custom = contract(setup=["make deps"], sandbox=SandboxConfig(setup_inputs=["deps/*.lock"]))
+    before = setup_key(custom, tmp_path)
+    (tmp_path / "requirements.txt").write_text("a==3\n")
+    assert setup_key(custom, tmp_path) == before
+    (tmp_path / "deps/extra.lock").write_text("b==2\n")
+    assert setup_key(custom, tmp_path) != before
+
+
+@pytest.mark.parametrize(
+    "kind", [pytest.param("podman", marks=pytest.mark.podman), pytest.param("bwrap", marks=pytest.mark.bwrap)]
+)
+def test_setup_secrets_reach_setup_commands_only_and_a_missing_one_is_named(kind: str, tmp_path: Path) -> None:
+    if skip_reason(kind):
+        pytest.skip(f"this machine cannot run {kind}: {skip_reason(kind)}")
+    workspace = calc_repo(tmp_path / "ws")
+    secret = "s3cr3t-value-for-setup-only"
+    task = contract(
+        setup=['printf %s "$INDEX_TOKEN" | sha256sum > .setup-ok && echo "the token is $INDEX_TOKEN" && exit 4'],
+        setup_secrets=["INDEX_TOKEN"],
+        checks=[Check(name="env", run="env")],
+    )
+    box = open_test_sandbox(kind, workspace)
+    try:
+        missing = SandboxChecks(box, task, [secret]).setup()
+        assert missing.status == "failed" and not (workspace / ".setup-ok").exists()
+        assert (
+            "INDEX_TOKEN" in missing.problem
+            and "set AIFIX_SETUP_SECRET_INDEX_TOKEN on the ai-fix host" in missing.problem
+        )
+        checks = SandboxChecks(box, task, [secret], setup_env={"INDEX_TOKEN": secret})
+        failed = checks.setup()
+        assert (workspace / ".setup-ok").read_text().split()[0] == sha256(secret.encode()).hexdigest(), (
+            "it had the secret"
+        )
+        assert failed.status == "failed" and "exit 4" in failed.problem and secret not in failed.problem
+        env = checks.run(None, commit="c", changed_files=[]).results[0]
+        assert env.status == "pass" and "INDEX_TOKEN" not in env.output and secret not in env.output
+    finally:
+        box.close()
+
+
+@pytest.mark.bwrap
+def test_bwrap_gives_setup_commands_the_repositorys_package_cache_and_checks_never(tmp_path: Path) -> None:
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    cache = tmp_path / "cache" / "owner--repo"
+    workspace = calc_repo(tmp_path / "ws")
+    job = SandboxJob(repo="owner/repo", cache_dir=cache)
+    probe = 'mkdir -p "$PIP_CACHE_DIR" && echo wheel > "$PIP_CACHE_DIR/w" && ls /tmp'
+    for _ in range(2):  # the second job of the repository finds what the first one cached
+        box = open_sandbox("bwrap", workspace, SandboxConfig(), ro_paths=python_paths(), job=job)
+        try:
+            setup = box.exec(f'cat "$PIP_CACHE_DIR/w" 2>/dev/null; {probe}', timeout=30, setup=True)
+            check = box.exec('echo "cache=${PIP_CACHE_DIR:-unset}"; ls /tmp', timeout=30)
+        finally:
+            box.close()
+        assert setup.exit_code == 0, setup.output
+        assert "ai-fix-cache" in setup.output
+        assert check.output.splitlines()[0] == "cache=unset" and "ai-fix-cache" not in check.output
+    assert setup.output.startswith("wheel\n") and (cache / "pip" / "w").read_text() == "wheel\n"
+
+
+@pytest.mark.bwrap
+def test_offline_setup_has_no_network_no_package_cache_and_no_setup_secret(tmp_path: Path) -> None:
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    workspace = calc_repo(tmp_path / "ws")
+    secret = "s3cr3t-value-for-online-setup-only"
+    config = SandboxConfig(network="setup")
+    job = SandboxJob(repo="owner/repo", cache_dir=tmp_path / "cache")
+    with tcp_listener() as (port, accepted):
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
+        probe = (
+            'echo "token=${INDEX_TOKEN:-unset} cache=${PIP_CACHE_DIR:-unset}" >> .probe'
+            f' && ({sys.executable} -c "{connect}" 2>/dev/null && echo connected || echo no-network) >> .probe'
+        )
+        task = contract(setup=[probe], setup_secrets=["INDEX_TOKEN"], sandbox=config)
+        box = open_sandbox("bwrap", workspace, config, env=inside_env(), ro_paths=python_paths(), job=job)
+        try:
+            checks = SandboxChecks(box, task, [secret], setup_env={"INDEX_TOKEN": secret})
+            online, offline = checks.setup(), checks.setup(offline=True)
+        finally:
+            box.close()
+        assert len(accepted) == 1, "only the setup that is not offline connected"
+    assert (online.status, offline.status) == ("ran", "ran")
+    assert (workspace / ".probe").read_text().splitlines() == [
+        f"token={secret} cache=/tmp/ai-fix-cache/pip",
+        "connected",
+        "token=unset cache=unset",
+        "no-network",
+    ]
+
+
+@pytest.mark.bwrap
+def test_detected_checks_the_environment_cannot_run_are_set_aside_and_configured_ones_stay_errors(
+    tmp_path: Path,
+) -> None:
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    workspace = calc_repo(tmp_path / "ws")
+    checks = [
+        Check(name="pytest", run=PYTEST, origin="detected"),
+        Check(name="ruff", run="no-such-ruff check .", origin="detected"),
+        Check(name="lint", run="no-such-linter .", origin="config"),
+    ]
+    box = open_test_sandbox("bwrap", workspace)
+    try:
+        bound = SandboxChecks(box, contract(checks=checks), [])
+        base = bound.baseline("base")
+        later = bound.run(None, commit="c", changed_files=[])
+        named = bound.run(["ruff", "pytest"], commit="c", changed_files=[])
+    finally:
+        box.close()
+    assert [(r.name, r.status) for r in base.results] == [("pytest", "pass"), ("ruff", "not_run"), ("lint", "error")]
+    assert base.results[1].reason.startswith("the environment cannot run it: command not found: no-such-ruff")
+    assert [r.name for r in later.results] == ["pytest", "lint"], "a set-aside check is not run again"
+    assert [r.name for r in named.results] == ["pytest"]
