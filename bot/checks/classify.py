@@ -28,7 +28,11 @@ _COMMAND_NOT_FOUND = (
     re.compile(r"^\S+\.sh: (?:\d+: |line \d+: )(?P<what>[^:\n]+): (?:command )?not found$", re.M),
     re.compile(r"^(?P<what>\S+): command not found$", re.M),
 )
-_MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<what>[^']+)'")
+_MISSING_MODULE = re.compile(
+    r"(?:ModuleNotFoundError|ImportError): No module named '(?P<what>[^']+)'"
+    r"|^\S*python[\d.]*: No module named (?P<run>[\w.]+)$",  # `python -m tool` without the tool
+    re.M,
+)
 _MISSING_NODE_MODULE = re.compile(r"Cannot find module '(?P<what>[^'./][^']*)'")
 _MISSING_LIBRARY = re.compile(r"error while loading shared libraries: (?P<what>[^:\s]+)")
 _NO_TESTS = re.compile(r"^(?:=+ )?no tests ran\b", re.M)
@@ -78,9 +82,9 @@ def environment_error(output: str, *, local_modules: Collection[str] = ()) -> st
                 f"command not found: {m.group('what').strip()}; install it in the sandbox image or add a setup command"
             )
     for m in _MISSING_MODULE.finditer(output):
-        top = m.group("what").split(".")[0]
-        if top not in local_modules:
-            return f"missing Python module {m.group('what')!r}; install the project's dependencies in a setup command"
+        what = m.group("what") or m.group("run")
+        if what.split(".")[0] not in local_modules:
+            return f"missing Python module {what!r}; install the project's dependencies in a setup command"
     m = _MISSING_NODE_MODULE.search(output)
     if m:
         return f"missing Node module {m.group('what')!r}; run the package install in a setup command"
