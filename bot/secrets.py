@@ -14,6 +14,10 @@ from bot.settings import Settings
 SECRET_NAME = re.compile(r"(?i)(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL)")
 MIN_SECRET = 8
 """Shorter values are too likely to be ordinary words to strip from every text."""
+MAX_SECRET_FILE = 1 << 20
+"""Bytes of a secret file read at most: a huge `.env` (or one a check wrote) is read in part, never whole."""
+MAX_WHOLE_SECRET = 64 << 10
+"""A secret file's whole text counts as one secret (a PEM key) only up to this many bytes."""
 _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*[\"']?([^\"'\s#]+)")
 
 
@@ -29,7 +33,7 @@ def credential_file_secrets(env: Mapping[str, str]) -> list[str]:
         if not SECRET_NAME.search(name) or not os.path.isfile(path):
             continue
         try:
-            text = Path(path).read_text(errors="replace")
+            text = read_head(Path(path))
         except OSError:
             continue
         values += file_secrets(text) + json_secrets(text)
@@ -58,10 +62,17 @@ def repo_secret_files(repo: Path) -> list[str]:
     return sorted(found)
 
 
+def read_head(path: Path) -> str:
+    """The first MAX_SECRET_FILE bytes of a file, as text."""
+    with path.open("rb") as fh:
+        return fh.read(MAX_SECRET_FILE).decode("utf-8", errors="replace")
+
+
 def file_secrets(text: str) -> list[str]:
-    """A secret file's values: each `KEY=value` value, and the whole text (PEM keys and the like)."""
+    """A secret file's values: each `KEY=value` value, and the whole text (PEM keys and the like) when it is short."""
     values = [m.group(1) for line in text.splitlines() if (m := _ASSIGNMENT.match(line))]
-    return [v for v in [*values, text.strip()] if len(v) >= MIN_SECRET]
+    whole = [text.strip()] if len(text) <= MAX_WHOLE_SECRET else []
+    return [v for v in [*values, *whole] if len(v) >= MIN_SECRET]
 
 
 def held_secrets(
@@ -88,7 +99,7 @@ def repo_secrets(repo: Path) -> list[str]:
     values: list[str] = []
     for rel in repo_secret_files(repo):
         try:
-            values += file_secrets((repo / rel).read_text(errors="replace"))
+            values += file_secrets(read_head(repo / rel))
         except OSError:
             continue
     return values

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from bot.checks.classify import environment_error
 from bot.checks.models import CheckRun
-from bot.checks.runner import run_baseline, run_checks, run_selected, run_setup
+from bot.checks.runner import deadline, run_baseline, run_checks, run_selected, run_setup
 from bot.contract.models import TaskContract
 from bot.markdown import first_line
 from bot.redact import redact
@@ -27,10 +27,13 @@ class SandboxChecks:
         why = environment_error(output) or ("timed out" if last.timed_out else first_line(output[-500:]))
         return f"setup command `{command}` failed (exit {last.exit_code}): {why}"
 
-    def baseline(self, commit: str) -> CheckRun:
-        return run_baseline(self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets)
+    def baseline(self, commit: str, *, limit_s: float | None = None) -> CheckRun:
+        until = deadline(limit_s)
+        return run_baseline(self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets, until=until)
 
-    def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
+    def run(
+        self, names: list[str] | None, *, commit: str, changed_files: list[str], limit_s: float | None = None
+    ) -> CheckRun:
         return run_checks(
             self.sandbox,
             self.contract.checks,
@@ -38,8 +41,11 @@ class SandboxChecks:
             commit=commit,
             secrets=self.secrets,
             changed_files=changed_files,
+            until=deadline(limit_s),
         )
 
-    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
+    def run_selected(
+        self, names: list[str], files: list[str], *, commit: str, limit_s: float | None = None
+    ) -> CheckRun:
         checks = [c for c in self.contract.checks if c.name in names]
-        return run_selected(self.sandbox, checks, files, commit=commit, secrets=self.secrets)
+        return run_selected(self.sandbox, checks, files, commit=commit, secrets=self.secrets, until=deadline(limit_s))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from bot.evidence.models import Evidence
+from bot.loop.budget import time_left
 from bot.loop.exits import RunEnded
 from bot.loop.harness import Harness
 from bot.loop.records import Checkpoint, EndRecord
@@ -37,7 +38,10 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
         stats = ws.stats()
         if stats.files:
             h.reporter.phase("final_checks")
-            state.final = h.checks.run(None, commit=ws.head_sha, changed_files=[f.path for f in stats.files])
+            changed = [f.path for f in stats.files]
+            state.final = h.checks.run(
+                None, commit=ws.head_sha, changed_files=changed, limit_s=time_left(h, state, ending=True)
+            )
     stats = ws.stats()
     evidence = state.evidence or Evidence.not_taken(
         h.contract.acceptance_criteria, "the run ended before a verified finish"

@@ -61,11 +61,17 @@ class Checks(Protocol):
     def setup(self) -> str | None:
         """Run the setup commands; what is missing when one fails, else None."""
 
-    def baseline(self, commit: str) -> CheckRun: ...
+    def baseline(self, commit: str, *, limit_s: float | None = None) -> CheckRun:
+        """Every check on the base commit; `limit_s`, here and below: the seconds the whole run may take at most
+        (what is left of the wall-time budget): a check still going then is stopped, one not begun is `not_run`."""
 
-    def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun: ...
+    def run(
+        self, names: list[str] | None, *, commit: str, changed_files: list[str], limit_s: float | None = None
+    ) -> CheckRun: ...
 
-    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
+    def run_selected(
+        self, names: list[str], files: list[str], *, commit: str, limit_s: float | None = None
+    ) -> CheckRun:
         """The named test checks narrowed to the tests in `files` (whole when their command cannot be narrowed)."""
 
 

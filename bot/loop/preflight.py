@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.loop.budget import time_left
 from bot.loop.exits import HandedOff, NeedsClarification
 from bot.loop.harness import Harness
 from bot.loop.prompt import stable_layer
@@ -36,7 +37,7 @@ def prepare(h: Harness, state: RunState) -> None:
         h.trace.append(BaselineRecord(setup_problem=missing))
         raise HandedOff(f"environment error during setup: {missing}", next_steps=[f"fix the setup: {missing}"])
     h.reporter.phase("baseline")
-    state.baseline = state.latest = h.checks.baseline(ws.base_sha)
+    state.baseline = state.latest = h.checks.baseline(ws.base_sha, limit_s=time_left(h, state))
     h.trace.append(BaselineRecord(checks=state.baseline))
     for r in state.baseline.results:
         h.reporter.say(f"baseline: {r.name} {r.status}")

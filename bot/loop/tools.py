@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from bot.checks.models import CheckRun
+from bot.loop.budget import time_left
 from bot.loop.editor import edit
 from bot.loop.exits import Accepted, HandedOff, RunEnded, Unverified
 from bot.loop.harness import Harness
@@ -153,7 +154,8 @@ def render_run(run: CheckRun) -> str:
 
 def run_checks(h: Harness, state: RunState, names: list[str] | None, record: StepRecord) -> CheckRun:
     began = h.clock()
-    run = h.checks.run(names, commit=h.workspace.head_sha, changed_files=state.change.changed_files())
+    changed = state.change.changed_files()
+    run = h.checks.run(names, commit=h.workspace.head_sha, changed_files=changed, limit_s=time_left(h, state))
     state.change.forget()  # checks may write files in the workspace
     record.checks_s += h.clock() - began
     state.latest = run
