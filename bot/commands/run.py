@@ -100,6 +100,7 @@ def execute(
     for line in describe_contract(contract):
         say(line)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "trace.jsonl").unlink(missing_ok=True)  # a new run into the same --out begins its trace afresh
     secrets = held_secrets(settings, repo=repo)
     if contract.status == "needs_clarification":
         # No branch, sandbox or model turn for a task that cannot start; the contract says what is missing.

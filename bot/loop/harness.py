@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from bot.checks.models import CheckRun
 from bot.context.base import ContextProvider
 from bot.contract.models import TaskContract
+from bot.loop.records import Spent
 from bot.loop.report import Reporter, Silent
 from bot.loop.trace import Trace
 from bot.model.base import Model
@@ -102,6 +103,10 @@ class Harness:
     secrets: Sequence[str] = ()
     reporter: Reporter = field(default_factory=Silent)
     clock: Callable[[], float] = time.monotonic
+    spent: Spent = field(default_factory=Spent)
+    """What earlier attempts of this job spent: this run goes on from it."""
+    keep_spent: Callable[[Spent], None] = lambda _spent: None
+    """Called after every step with the total spent so far, to store it with the job; must not raise."""
 
     def redact(self, text: str) -> str:
         """`text` with every secret the run holds removed (before it reaches the model or the trace)."""

@@ -17,6 +17,17 @@ MAX_CHECKPOINT_DIFF = 100_000
 """Characters of a checkpoint's diff kept in the trace; the rest is counted, not written."""
 
 
+class Spent(BaseModel):
+    """What a job's runs have spent so far, stored with the job after every step: a later attempt (after a crash)
+    goes on from it, so the budget counts across attempts."""
+
+    steps: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    cost_known: bool = True
+    wall_s: float = 0.0
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -15,6 +15,7 @@ from bot.context.base import ContextProvider
 from bot.contract.models import SandboxConfig, TaskContract
 from bot.loop.harness import Harness, LoopConfig, Workspace
 from bot.loop.loop import Loop
+from bot.loop.records import Spent
 from bot.loop.report import Reporter
 from bot.loop.result import RunResult
 from bot.loop.trace import Trace
@@ -49,8 +50,15 @@ def run_session(
     trace_path: Path,
     reporter: Reporter,
     model_override: str | None = None,
+    attempt: int = 1,
+    spent: Spent | None = None,
+    keep_spent: Callable[[Spent], None] = lambda _spent: None,
 ) -> RunResult:
-    """Run the loop once; the trace is written as it goes and the sandbox is closed however it ends."""
+    """Run the loop once; the trace is appended to as it goes and the sandbox is closed however it ends.
+
+    A job's later attempt passes its number and what the earlier ones `spent` (stored by `keep_spent` after
+    every step), so the budget counts across attempts and the trace keeps every attempt's records.
+    """
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
     model = kit.open_model(choice)
     sandbox = kit.open_sandbox(workspace.path, contract.sandbox)
@@ -62,10 +70,12 @@ def run_session(
             workspace=workspace,
             checks=SandboxChecks(sandbox, contract, secrets),
             context=kit.open_context(workspace.path, repo),
-            trace=Trace(trace_path, secrets),
+            trace=Trace(trace_path, secrets, attempt=attempt),
             config=LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason),
             secrets=secrets,
             reporter=reporter,
+            spent=spent or Spent(),
+            keep_spent=keep_spent,
         )
         return Loop(harness).run()
     finally:
