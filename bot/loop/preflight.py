@@ -38,6 +38,7 @@ def prepare(h: Harness, state: RunState) -> None:
         raise HandedOff(f"environment error during setup: {missing}", next_steps=[f"fix the setup: {missing}"])
     h.reporter.phase("baseline")
     state.baseline = state.latest = h.checks.baseline(ws.base_sha, limit_s=time_left(h, state))
+    ws.put_back_unwritten(state.gate)
     h.trace.append(BaselineRecord(checks=state.baseline))
     for r in state.baseline.results:
         h.reporter.say(f"baseline: {r.name} {r.status}")

@@ -100,11 +100,13 @@ class Checkpoint(BaseModel):
     sha: str
     diff: str = ""
     dropped_chars: int = 0
+    discarded: list[str] = Field(default_factory=list)
+    """Files the checks created or changed that were put back, not committed: only the model's writes are."""
 
     @classmethod
-    def of(cls, sha: str, diff: str) -> Checkpoint:
+    def of(cls, sha: str, diff: str, discarded: list[str] | None = None) -> Checkpoint:
         cut = max(len(diff) - MAX_CHECKPOINT_DIFF, 0)
-        return cls(sha=sha, diff=diff[:MAX_CHECKPOINT_DIFF], dropped_chars=cut)
+        return cls(sha=sha, diff=diff[:MAX_CHECKPOINT_DIFF], dropped_chars=cut, discarded=discarded or [])
 
 
 class ActionRecord(BaseModel):

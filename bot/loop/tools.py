@@ -156,7 +156,8 @@ def run_checks(h: Harness, state: RunState, names: list[str] | None, record: Ste
     began = h.clock()
     changed = state.change.changed_files()
     run = h.checks.run(names, commit=h.workspace.head_sha, changed_files=changed, limit_s=time_left(h, state))
-    state.change.forget()  # checks may write files in the workspace
+    h.workspace.put_back_unwritten(state.gate)  # only what the model wrote stays: not what the checks wrote
+    state.change.forget()
     record.checks_s += h.clock() - began
     state.latest = run
     for r in run.results:

@@ -38,9 +38,17 @@ from bot.workspace.gitcmd import (
     parse_stats,
     run_git,
 )
-from bot.workspace.jobdir import STATE_FILE, WorkspaceState, make_hooks, new_job_dir, removed_on_failure
+from bot.workspace.jobdir import (
+    STATE_FILE,
+    WorkspaceState,
+    make_hooks,
+    new_job_dir,
+    removed_on_failure,
+    restore_gitfile,
+)
 from bot.workspace.models import DiffStats
 from bot.workspace.overlay import has_commit, keep_attempt, laid_over
+from bot.workspace.unwritten import discard_unwritten
 
 
 class Workspace:
@@ -212,13 +220,15 @@ class Workspace:
     # ---- changing it ----------------------------------------------------------------------
 
     def checkpoint(self, message: str, *, gate: PatchGate | None = None) -> str | None:
-        """Commit everything in the tree as one accepted step; None when nothing changed since the last one.
+        """Commit the tree as one accepted step; None when nothing changed since the last one.
 
-        With a gate, the whole change against the base is checked first (files the checks wrote,
-        symlinks, executable bits, limits); on a violation nothing is committed and PolicyViolation
-        says why, so the caller can `rollback()`.
+        With a gate, what was not written through it is put back first (`put_back_unwritten`), then the whole
+        change is checked (symlinks, executable bits, limits): on a violation nothing is committed and
+        PolicyViolation says why, so the caller can `rollback()`.
         """
-        self._restore_gitfile()
+        restore_gitfile(self.path, self.state.git_dir)
+        if gate is not None:
+            self.put_back_unwritten(gate)
         self.git("add", "-A")
         if self.git("diff", "--cached", "--quiet", check=False).returncode == 0:
             return None
@@ -228,14 +238,18 @@ class Workspace:
                 self.git("reset", "-q")
                 raise PolicyViolation("not kept: " + "; ".join(d.reason for d in refused))
         self.git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
+        if gate is not None:
+            gate.written.clear()  # committed: from now on a change to these files is not the model's either
         return self.head_sha
+
+    def put_back_unwritten(self, gate: PatchGate) -> None:
+        """Put back every change not written through `gate` (what the checks wrote); the paths join `gate.discarded`."""
+        gate.discarded += discard_unwritten(self, gate.written)
 
     def save_work(self, message: str, *, gate: PatchGate) -> str:
         """Commit whatever is left so the branch holds it; a change the gate refuses is kept on the attempts
-        branch and rolled back instead.
-
-        Returns "" when the work was kept on the branch (or nothing was left), else where it went and why.
-        """
+        branch and rolled back instead. "" when the work was kept on the branch (or nothing was left), else
+        where it went and why."""
         try:
             self.checkpoint(message, gate=gate)
             return ""
@@ -273,7 +287,7 @@ class Workspace:
         """Back to the last checkpoint: tracked files restored, untracked files removed (ignored ones kept)."""
         self.git("reset", "-q", "--hard", "HEAD")
         self.git("clean", "-q", "-ffd")
-        self._restore_gitfile()
+        restore_gitfile(self.path, self.state.git_dir)
         return self.head_sha
 
     def push(self, token: str | None = None, remote_url: str | None = None, *, attempts: bool = False) -> None:
@@ -317,15 +331,6 @@ class Workspace:
         tmp = self.root / f"{STATE_FILE}.tmp"
         tmp.write_text(self.state.model_dump_json(indent=2))
         tmp.replace(self.root / STATE_FILE)
-
-    def _restore_gitfile(self) -> None:
-        """The tree's `.git` file as git wrote it, in case sandboxed code replaced it (a user may run git there later)."""
-        gitfile = self.path / ".git"
-        if gitfile.is_symlink() or gitfile.is_file():
-            gitfile.unlink()
-        elif gitfile.is_dir():
-            shutil.rmtree(gitfile)
-        gitfile.write_text(f"gitdir: {self.state.git_dir}\n")
 
     def _resolve(self, rev: str, *, prefix: list[str] | None = None) -> str:
         """The commit sha `rev` names; `prefix` (`-C repo`) resolves in another repository instead."""

@@ -50,6 +50,16 @@ def removed_on_failure(root: Path) -> Iterator[None]:
         raise
 
 
+def restore_gitfile(tree: Path, git_dir: str) -> None:
+    """The tree's `.git` file as git wrote it, in case sandboxed code replaced it (a user may run git there later)."""
+    gitfile = tree / ".git"
+    if gitfile.is_symlink() or gitfile.is_file():
+        gitfile.unlink()
+    elif gitfile.is_dir():
+        shutil.rmtree(gitfile)
+    gitfile.write_text(f"gitdir: {git_dir}\n")
+
+
 def make_hooks(root: Path) -> Path:
     hooks = root / "hooks"
     hooks.mkdir(exist_ok=True)

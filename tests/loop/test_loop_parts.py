@@ -36,7 +36,7 @@ from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
 from bot.workspace.models import DiffStats
 from tests.support.repos import FolderTree
-from tests.support.runs import CHECK, FIX, MODEL, PLAN, SAMPLE_CRITERIA, config, sample_files, sample_issue
+from tests.support.runs import CHECK, FINISH, FIX, MODEL, PLAN, SAMPLE_CRITERIA, config, sample_files, sample_issue
 
 
 def run_of(*results: CheckResult) -> CheckRun:
@@ -253,6 +253,40 @@ def test_a_check_still_running_when_the_wall_time_runs_out_is_stopped_there(loop
     assert baseline.status == "timeout" and "the run's wall-time budget ran out" in baseline.reason
     assert baseline.duration_s < 30, "the check ran on past the budget"
     assert result.outcome == "handed_off" and "wall-time limit (1 min" in result.reason and model.requests == []
+
+
+WRITES_FILES = (
+    "printf '[submodule \"x\"]\\n\\tpath = x\\n\\turl = https://evil.example/x.git\\n' > .gitmodules"
+    " && echo '* filter=evil' > .gitattributes && echo 'import os' > conftest.py"
+    " && mkdir -p notes && echo written > notes/report.txt && rm -f README.md"
+    " && python3 -m unittest discover -s tests -t . -v"
+)
+"""The sample's tests, run by a check that also writes repository plumbing and files of its own and deletes
+a committed file (the sandbox user cannot change the files the host wrote; see tests/workspace for that)."""
+
+
+def test_only_what_the_model_wrote_is_committed_and_what_the_checks_wrote_is_listed(loop_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    writes = Check(name="tests", run=WRITES_FILES, timeout=60)
+    loop, _ = loop_parts(
+        [turn("plan", PLAN), turn("fix", FIX, CHECK), turn("done", FINISH)], contract_update={"checks": [writes]}
+    )
+    result = loop.run()
+    assert result.outcome == "accepted", result.reason
+    ws = loop.h.workspace
+    committed = ws.git("diff", "--name-only", ws.base_sha, ws.head_sha).stdout.decode().split()
+    assert committed == ["calc.py"], "only the model's edit is in the checkpoints"
+    calc = ws.git("show", f"{ws.head_sha}:calc.py").stdout.decode()
+    assert "return a + b" in calc and (ws.path / "README.md").is_file(), "the deleted file was put back"
+    assert not (ws.path / ".gitmodules").exists() and not (ws.path / "conftest.py").exists()
+    records = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    kept = [a["checkpoint"] for r in records if r["kind"] == "step" for a in r["actions"] if a.get("checkpoint")]
+    assert kept and kept[0]["discarded"] == [
+        ".gitattributes",
+        ".gitmodules",
+        "README.md",
+        "conftest.py",
+        "notes/report.txt",
+    ]
 
 
 def test_model_given_on_the_command_line_wins_and_says_so() -> None:
