@@ -30,6 +30,7 @@ from bot.secrets import held_secrets
 from bot.settings import Settings, load_settings
 from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
+from bot.workspace.stale import claim, clear_dead_runs
 
 
 def task_markdown(args: argparse.Namespace) -> str:
@@ -114,14 +115,17 @@ def execute(
         return result
     # Opened before any branch is made: a missing key or a bad model spec stops the run here.
     opened = model(choose_model(contract, settings.model, settings.small_model, override=model_name))
-    # A directory of its own per run: runs at once never collide, and one killed midway leaves
-    # nothing in the way of the next. It is removed afterwards; the branch stays in the repository.
+    # A directory of its own per run, claimed with this process's id: runs at once never collide, and
+    # what one killed midway left (its worktree, an empty branch of the same name) is cleared by the
+    # next run on the repository. It is removed afterwards; the branch stays in the repository.
     jobs = settings.work_dir / "local"
     jobs.mkdir(parents=True, exist_ok=True)
+    branch = branch_name(None, contract.title)
+    for note in clear_dead_runs(repo, jobs, branch):
+        say(note)
     with tempfile.TemporaryDirectory(prefix="run-", dir=jobs, ignore_cleanup_errors=True) as job_dir:
-        workspace = Workspace.local(
-            repo, Path(job_dir) / "job", branch=branch_name(None, contract.title), ref=files.commit
-        )
+        claim(Path(job_dir))
+        workspace = Workspace.local(repo, Path(job_dir) / "job", branch=branch, ref=files.commit)
         say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
         if viewable:
             say(f"follow the run in a browser: ai-fix view {out / 'trace.jsonl'}")
