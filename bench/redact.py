@@ -16,23 +16,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
-import statistics
-import time
-from collections.abc import Callable
+
+from common import held_secrets, median_ms
 
 import bot.redact
 from bot.commands.demo import demo_data
 from bot.redact import redact
-
-
-def held_secrets() -> list[str]:
-    pem = (
-        "-----BEGIN PRIVATE KEY-----\n"
-        + "\n".join(secrets.token_urlsafe(48) for _ in range(26))
-        + "\n-----END PRIVATE KEY-----\n"
-    )
-    return [pem, *(secrets.token_hex(20) for _ in range(3))]
 
 
 def texts() -> dict[str, str]:
@@ -43,15 +32,6 @@ def texts() -> dict[str, str]:
         f"- `src/pkg/module_{i}.py`: changed `handler_{i}()` so the request id is kept (+3 -1 lines)" for i in range(50)
     )
     return {"trace line": trace, "check output": output, "PR body": body}
-
-
-def median_ms(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        began = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
