@@ -12,13 +12,13 @@ The podman image is the test image (built locally on first use, see tests/suppor
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+
+import common
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -26,17 +26,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from bot.sandbox.engine import engine_command, engine_env  # noqa: E402
 from tests.support.sandbox import open_test_sandbox, skip_reason  # noqa: E402
 
+median_ms = partial(common.median_ms, warm_up=True)
+"""Each timing after one untimed call (page cache, first-use costs)."""
+
 GOAL_MS = 20.0
-
-
-def median_ms(fn: Callable[[], object], runs: int) -> float:
-    fn()  # warm-up: page cache, first-use costs
-    times = []
-    for _ in range(runs):
-        began = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
 
 
 def exec_median_ms(backend: str, workspace: Path, command: str, runs: int) -> float:

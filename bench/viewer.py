@@ -15,12 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from common import held_secrets, median_ms
 
 from bot.commands.demo import demo_data
 from bot.viewer.pages import Pages
@@ -45,26 +43,6 @@ def make_trace(path: Path, steps: int) -> None:
             step["actions"] = [action, *step["actions"][1:]]
         lines.append(json.dumps(step))
     path.write_text("\n".join(lines) + "\n")
-
-
-def held_secrets() -> list[str]:
-    pem = (
-        "-----BEGIN PRIVATE KEY-----\n"
-        + "\n".join(secrets.token_urlsafe(48) for _ in range(26))
-        + "\n-----END PRIVATE KEY-----\n"
-    )
-    return [pem, *(secrets.token_hex(20) for _ in range(3))]
-
-
-def median_ms(fn: Callable[[], object], runs: int, before: Callable[[], object] = lambda: None) -> float:
-    """The median wall time of `fn`, with `before` run (untimed) ahead of each call."""
-    times = []
-    for _ in range(runs):
-        before()
-        began = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -9,14 +9,18 @@ import base64
 import functools
 import re
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fnmatch import fnmatch
+
+from ahocorasick_rs import AhoCorasick
 
 from bot.errors import AiFixError
 
 MASK = "[REDACTED]"
 MIN_FRAGMENT = 8
 """A secret is also removed when any run of this many of its characters appears."""
+ENCODED_PIECE = 12
+"""... and when any piece of this many of its characters appears encoded (base64, base32, hex, `\\u` escapes)."""
 
 # Token shapes worth removing even when this process never held the value.
 TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -34,8 +38,14 @@ TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
 SECRET_FILE_GLOBS: tuple[str, ...] = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", "*.pfx")
 """Files whose contents never enter the model's context or the trace."""
 
+TOKEN_STARTS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "AKIA", "xox", "eyJ", "-----BEGIN")
+"""What every token shape begins with (besides `authorization:`): text with none of these skips the patterns."""
+KEY_WORDS = ("secret", "token", "passw", "api_key", "apikey", "private_key", "access_key")
+"""What a `KEY=value` assignment's name holds, in lower case: text with none of these skips the pattern."""
 _KEY_ASSIGNMENT = re.compile(
-    r"(?i)\b([A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*\s*[=:]\s*)"
+    # The key word first, not the name's start: the engine then skips ahead to where one begins, instead of
+    # backtracking through every word. The rest of the name before it is kept as it is either way.
+    r"(?i)((?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*\s*[=:]\s*)"
     r"([\"']?)([^\s\"']{8,})\2"
 )
 
@@ -75,49 +85,106 @@ def _fragments(value: str) -> Iterable[str]:
         yield value[i : i + MIN_FRAGMENT]
 
 
-def redact(text: str, secrets: Iterable[str] = (), *, key_values: bool = True, fragments: bool = True) -> str:
-    """Remove every held secret (whole, as an 8+ character substring, base64 or URL-encoded) and known token shapes.
+def _aligned(encode: Callable[[bytes], bytes], raw: bytes, block: int, width: int, groups: int) -> set[str]:
+    """Every run of `groups` whole output groups that `encode` gives for the secret's bytes, whatever the offset
+    of the secret in the encoded stream (`block` input bytes make `width` characters): only the groups at the
+    edges mix with unknown neighbours, so the whole groups inside are those of `raw[k:]` for one k below `block`."""
+    out: set[str] = set()
+    for k in range(block):
+        data = raw[k:]
+        text = encode(data[: len(data) // block * block]).decode()
+        out.update(text[i : i + width * groups] for i in range(0, len(text) - width * groups + 1, width))
+    return out
 
-    `fragments=False` skips the 8-character pieces, the costly part (a PEM key alone makes ~1,700 of
-    them): only for a second pass over text already redacted in full, such as a trace.
+
+def _encoded_pieces(secret: str) -> tuple[set[str], set[str]]:
+    """Windows of the secret's encodings that any `ENCODED_PIECE`-character piece of it contains:
+    (matched as they are: base64 and base64url; matched in any case: base32 and hex)."""
+    raw = secret.encode()
+    piece = min(ENCODED_PIECE, len(raw))
+    exact: set[str] = set()
+    if (groups := min(3, (piece - 2) // 3)) >= 2:
+        exact = _aligned(base64.b64encode, raw, 3, 4, groups) | _aligned(base64.urlsafe_b64encode, raw, 3, 4, groups)
+    folded = _aligned(base64.b32encode, raw, 5, 8, 1) if piece >= ENCODED_PIECE else set()
+    hexed = raw.hex()
+    folded.update(hexed[i : i + 2 * piece] for i in range(0, len(hexed) - 2 * piece + 1, 2))
+    return exact, {f.lower() for f in folded}
+
+
+_ESCAPES = re.compile(rf"(?:\\{{1,2}}u[0-9a-fA-F]{{4}}){{{MIN_FRAGMENT},}}")
+"""A run of JSON `\\u` escapes (also escaped once more, as a JSON trace line holds them) long enough to hide a piece."""
+_ESCAPE = re.compile(r"\\{1,2}u([0-9a-fA-F]{4})")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+"""Folds case without changing the text's length (`str.lower` may: "İ" becomes two characters)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _automata(secret: str) -> tuple[AhoCorasick, AhoCorasick | None]:
+    """Automata over every piece of the secret that gives it away (built once per secret, a few ms for a token,
+    about 100 ms for a PEM key): 8-character pieces of it and of its whole encodings, matched as they are with
+    the windows of its base64 and base64url encodings; and, matched in any case, the windows of its base32 and hex
+    encodings. (`\\u` escapes are decoded where they are found and matched with the first.)"""
+    exact = {f for v in _variants(secret) for f in _fragments(v)}
+    folded: set[str] = set()
+    if len(secret) >= MIN_FRAGMENT:
+        windows, folded = _encoded_pieces(secret)
+        exact |= windows
+    return AhoCorasick(sorted(exact)), (AhoCorasick(sorted(folded)) if folded else None)
+
+
+def redact(text: str, secrets: Iterable[str] = (), *, key_values: bool = True, fragments: bool = True) -> str:
+    """Remove every held secret (whole, as an 8+ character substring, URL-encoded, and any 12+ character piece of
+    it in base64 at any alignment, base64url, base32, hex or JSON `\\u` escapes) and known token shapes.
+
+    `fragments=False` skips the pieces, the costly part (a PEM key alone makes thousands of them):
+    only for a second pass over text already redacted in full, such as a trace.
     """
     if not isinstance(text, str):
         raise RedactionError("redaction needs text; refusing to post a non-text value")
-    values = sorted({v for s in secrets if s and len(s) >= 4 for v in _variants(s)}, key=len, reverse=True)
+    held = tuple(sorted({s for s in secrets if s and len(s) >= 4}))
+    values = sorted({v for s in held for v in _variants(s)}, key=len, reverse=True)
     for value in values:
         text = text.replace(value, MASK)
-    if values and fragments:
-        pieces = {f for v in values for f in _fragments(v)}
-        if pieces:
-            pattern = re.compile("|".join(re.escape(f) for f in sorted(pieces, key=len, reverse=True)))
-            # Extend each hit over the rest of the secret's characters so no tail survives.
-            text = _mask_runs(text, pattern)
-    for token in TOKEN_PATTERNS:
-        text = token.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
-    if key_values:
+    if held and fragments:
+        text = _mask_runs(text, [_automata(s) for s in held])
+    folded = text.translate(_ASCII_LOWER)
+    # Substring tests are far cheaper than the patterns, and most text holds no token and no assignment.
+    if any(start in text for start in TOKEN_STARTS) or "authorization" in folded:
+        for token in TOKEN_PATTERNS:
+            text = token.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
+    if key_values and any(word in folded for word in KEY_WORDS):
         text = _KEY_ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}{m.group(2)}", text)
     return text
 
 
-def _mask_runs(text: str, pattern: re.Pattern[str]) -> str:
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    while True:
-        m = pattern.search(text, pos)
-        if m is None:
-            break
-        start, end = m.span()
-        # Overlapping fragments: keep extending while the next window still matches.
-        while True:
-            nxt = pattern.match(text, end - MIN_FRAGMENT + 1)
-            if nxt is None or nxt.end() <= end:
-                break
-            end = nxt.end()
-        spans.append((start, end))
+def _mask_runs(text: str, automata: list[tuple[AhoCorasick, AhoCorasick | None]]) -> str:
+    """Every stretch of overlapping or touching pieces becomes one mask, so no tail of a secret survives."""
+    folded_text = text.translate(_ASCII_LOWER)
+    found: list[tuple[int, int]] = []
+    for exact, folded in automata:
+        found += [(start, end) for _, start, end in exact.find_matches_as_indexes(text, overlapping=True)]
+        if folded is not None:
+            found += [(start, end) for _, start, end in folded.find_matches_as_indexes(folded_text, overlapping=True)]
+    for run in _ESCAPES.finditer(text):
+        escapes = list(_ESCAPE.finditer(text, run.start(), run.end()))
+        # One character per escape (a surrogate half, never part of an ASCII secret, stands as U+FFFD).
+        chars = "".join("\ufffd" if 0xD800 <= (c := int(e.group(1), 16)) < 0xE000 else chr(c) for e in escapes)
+        for exact, _ in automata:
+            found += [
+                (escapes[start].start(), escapes[end - 1].end())
+                for _, start, end in exact.find_matches_as_indexes(chars, overlapping=True)
+            ]
+    spans: list[list[int]] = []
+    for start, end in sorted(found):
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(end, spans[-1][1])
+        else:
+            spans.append([start, end])
+    kept, pos = [], 0
+    for start, end in spans:
+        kept += [text[pos:start], MASK]
         pos = end
-    for start, end in reversed(spans):
-        text = text[:start] + MASK + text[end:]
-    return text
+    return "".join([*kept, text[pos:]])
 
 
 def contains_secret(text: str, secrets: Iterable[str]) -> bool:

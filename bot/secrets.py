@@ -17,6 +17,10 @@ MIN_SECRET = 8
 """Shorter values are too likely to be ordinary words to strip from every text."""
 SETUP_SECRET_PREFIX = "AIFIX_SETUP_SECRET_"
 """`AIFIX_SETUP_SECRET_<NAME>`: a value the repository's `setup_secrets: [NAME]` passes to its setup commands only."""
+MAX_SECRET_FILE = 1 << 20
+"""Bytes of a secret file read at most: a huge `.env` (or one a check wrote) is read in part, never whole."""
+MAX_WHOLE_SECRET = 64 << 10
+"""A secret file's whole text counts as one secret (a PEM key) only up to this many bytes."""
 _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*[\"']?([^\"'\s#]+)")
 
 
@@ -39,7 +43,7 @@ def credential_file_secrets(env: Mapping[str, str]) -> list[str]:
         if not SECRET_NAME.search(name) or not os.path.isfile(path):
             continue
         try:
-            text = Path(path).read_text(errors="replace")
+            text = read_head(Path(path))
         except OSError:
             continue
         values += file_secrets(text) + json_secrets(text)
@@ -68,10 +72,17 @@ def repo_secret_files(repo: Path) -> list[str]:
     return sorted(found)
 
 
+def read_head(path: Path) -> str:
+    """The first MAX_SECRET_FILE bytes of a file, as text."""
+    with path.open("rb") as fh:
+        return fh.read(MAX_SECRET_FILE).decode("utf-8", errors="replace")
+
+
 def file_secrets(text: str) -> list[str]:
-    """A secret file's values: each `KEY=value` value, and the whole text (PEM keys and the like)."""
+    """A secret file's values: each `KEY=value` value, and the whole text (PEM keys and the like) when it is short."""
     values = [m.group(1) for line in text.splitlines() if (m := _ASSIGNMENT.match(line))]
-    return [v for v in [*values, text.strip()] if len(v) >= MIN_SECRET]
+    whole = [text.strip()] if len(text) <= MAX_WHOLE_SECRET else []
+    return [v for v in [*values, *whole] if len(v) >= MIN_SECRET]
 
 
 def held_secrets(
@@ -104,7 +115,7 @@ def repo_secrets(repo: Path) -> list[str]:
     values: list[str] = []
     for rel in repo_secret_files(repo):
         try:
-            values += file_secrets((repo / rel).read_text(errors="replace"))
+            values += file_secrets(read_head(repo / rel))
         except OSError:
             continue
     return values

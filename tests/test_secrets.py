@@ -9,6 +9,7 @@ import pytest
 from bot.errors import ConfigError
 from bot.secrets import held_secrets
 from bot.settings import load_settings
+from tests.support.repos import huge_file, peak_bytes
 
 
 def test_held_secrets_cover_settings_environment_and_repo_files(tmp_path: Path) -> None:
@@ -64,3 +65,10 @@ def test_the_viewer_secret_is_redacted_and_checked_at_start() -> None:
     with pytest.raises(ConfigError, match="AIFIX_PUBLIC_URL: .*starting with https://"):
         load_settings(public_url="ai-fix.example.com")
     assert load_settings(public_url="https://ai-fix.example.com/").public_url == "https://ai-fix.example.com"
+
+
+def test_a_huge_secret_file_is_read_in_part_and_its_values_still_held(tmp_path: Path) -> None:
+    huge_file(tmp_path / ".env", "API_KEY=first-line-secret-value\n")
+    held, peak = peak_bytes(lambda: held_secrets(load_settings(), {}, tmp_path))
+    assert "first-line-secret-value" in held
+    assert all(len(v) < 1 << 20 for v in held) and peak < 16 << 20, f"{peak} bytes held"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bot.checks.models import CheckResult, CheckRun, SetupReport
-from bot.checks.runner import run_baseline, run_checks, run_selected
+from bot.checks.runner import deadline, run_baseline, run_checks, run_selected
 from bot.checks.setup import prepare_environment
 from bot.contract.models import TaskContract
 from bot.sandbox.base import Sandbox
@@ -35,8 +35,10 @@ class SandboxChecks:
             self.sandbox, self.contract, env=self.setup_env, secrets=self.secrets, offline=offline
         )
 
-    def baseline(self, commit: str) -> CheckRun:
-        run = run_baseline(self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets)
+    def baseline(self, commit: str, *, limit_s: float | None = None) -> CheckRun:
+        run = run_baseline(
+            self.sandbox, self.contract.checks, commit=commit, secrets=self.secrets, until=deadline(limit_s)
+        )
         detected = {c.name for c in self.contract.checks if c.origin == "detected"}
         for i, result in enumerate(run.results):
             if result.status == "error" and result.name in detected:
@@ -45,7 +47,9 @@ class SandboxChecks:
                 )
         return run
 
-    def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
+    def run(
+        self, names: list[str] | None, *, commit: str, changed_files: list[str], limit_s: float | None = None
+    ) -> CheckRun:
         wanted = [c.name for c in self.contract.checks] if names is None else names
         return run_checks(
             self.sandbox,
@@ -54,11 +58,14 @@ class SandboxChecks:
             commit=commit,
             secrets=self.secrets,
             changed_files=changed_files,
+            until=deadline(limit_s),
         )
 
-    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
+    def run_selected(
+        self, names: list[str], files: list[str], *, commit: str, limit_s: float | None = None
+    ) -> CheckRun:
         checks = [c for c in self.contract.checks if c.name in names and c.name not in self.set_aside]
-        return run_selected(self.sandbox, checks, files, commit=commit, secrets=self.secrets)
+        return run_selected(self.sandbox, checks, files, commit=commit, secrets=self.secrets, until=deadline(limit_s))
 
 
 class Unavailable:
@@ -70,11 +77,15 @@ class Unavailable:
     def setup(self, *, offline: bool = False) -> SetupReport:
         return SetupReport(status="failed", problem=self.reason)
 
-    def baseline(self, commit: str) -> CheckRun:
+    def baseline(self, commit: str, *, limit_s: float | None = None) -> CheckRun:
         return CheckRun(commit=commit)
 
-    def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun:
+    def run(
+        self, names: list[str] | None, *, commit: str, changed_files: list[str], limit_s: float | None = None
+    ) -> CheckRun:
         return CheckRun(commit=commit)
 
-    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
+    def run_selected(
+        self, names: list[str], files: list[str], *, commit: str, limit_s: float | None = None
+    ) -> CheckRun:
         return CheckRun(commit=commit)

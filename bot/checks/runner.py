@@ -7,6 +7,7 @@ signature and summary.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -28,6 +29,12 @@ OUTPUT_CAP = 64 * 1024
 SETUP_TIMEOUT = 900
 RERUN_STATUSES = ("fail",)
 """Statuses re-run at the baseline: a pass on the re-run marks the check flaky."""
+OUT_OF_TIME = "the run's wall-time budget ran out before it could start"
+
+
+def deadline(limit_s: float | None) -> float | None:
+    """The monotonic time by which a run of checks given `limit_s` seconds must be over (None: no limit)."""
+    return None if limit_s is None else time.monotonic() + limit_s
 
 
 def run_checks(
@@ -39,10 +46,12 @@ def run_checks(
     secrets: Iterable[str] = (),
     changed_files: Collection[str] = (),
     output_cap: int = OUTPUT_CAP,
+    until: float | None = None,
 ) -> CheckRun:
     """Run the named checks (all when `names` is None) in contract order; unknown names come back `not_run`.
 
-    The model may only name checks; the commands always come from the contract.
+    The model may only name checks; the commands always come from the contract. `until` (a `deadline`) is
+    when the run's wall-time budget runs out: a check is stopped then, and one not begun by then is `not_run`.
     """
     by_name = {c.name: c for c in checks}
     wanted = list(by_name) if names is None else list(dict.fromkeys(names))
@@ -63,7 +72,13 @@ def run_checks(
             continue
         results.append(
             run_check(
-                sandbox, check, secrets=secrets, changed_files=changed_files, local_modules=local, output_cap=output_cap
+                sandbox,
+                check,
+                secrets=secrets,
+                changed_files=changed_files,
+                local_modules=local,
+                output_cap=output_cap,
+                until=until,
             )
         )
     return CheckRun(commit=commit, results=results)
@@ -76,18 +91,19 @@ def run_baseline(
     commit: str,
     secrets: Iterable[str] = (),
     output_cap: int = OUTPUT_CAP,
+    until: float | None = None,
 ) -> CheckRun:
     """Every check on the base commit; a failing check is run again and marked `flaky` if the re-run disagrees."""
     secrets = tuple(secrets)
-    run = run_checks(sandbox, checks, commit=commit, secrets=secrets, output_cap=output_cap)
+    run = run_checks(sandbox, checks, commit=commit, secrets=secrets, output_cap=output_cap, until=until)
     by_name = {c.name: c for c in checks}
     for i, result in enumerate(run.results):
         if result.status not in RERUN_STATUSES:
             continue
         again = run_checks(
-            sandbox, [by_name[result.name]], commit=commit, secrets=secrets, output_cap=output_cap
+            sandbox, [by_name[result.name]], commit=commit, secrets=secrets, output_cap=output_cap, until=until
         ).results[0]
-        if again.status != result.status or again.signature != result.signature:
+        if again.status != "not_run" and (again.status != result.status or again.signature != result.signature):
             run.results[i] = result.model_copy(
                 update={
                     "status": "flaky",
@@ -105,6 +121,7 @@ def run_selected(
     commit: str,
     secrets: Iterable[str] = (),
     output_cap: int = OUTPUT_CAP,
+    until: float | None = None,
 ) -> CheckRun:
     """The test checks narrowed to the tests in `files` (whole, when their command cannot be narrowed)."""
     secrets = tuple(secrets)
@@ -113,7 +130,9 @@ def run_selected(
     for check in checks:
         chosen = test_files_for(check, files)
         command = selected_command(check, chosen)
-        result = run_check(sandbox, check, command=command, secrets=secrets, local_modules=local, output_cap=output_cap)
+        result = run_check(
+            sandbox, check, command=command, secrets=secrets, local_modules=local, output_cap=output_cap, until=until
+        )
         results.append(result.model_copy(update={"selected": chosen if command else []}))
     return CheckRun(commit=commit, results=results)
 
@@ -127,16 +146,24 @@ def run_check(
     changed_files: Collection[str] = (),
     local_modules: Collection[str] = (),
     output_cap: int = OUTPUT_CAP,
+    until: float | None = None,
 ) -> CheckResult:
-    """Run one check (or `command`, a narrowed form of it), classified, with per-test results where the runner gives them."""
+    """Run one check (or `command`, a narrowed form of it), classified, with per-test results where the runner gives them.
+
+    It gets its own timeout or what is left before `until`, whichever is shorter.
+    """
+    command = command or check.run
+    left = None if until is None else until - time.monotonic()
+    if left is not None and left <= 0:
+        return CheckResult(name=check.name, command=command, status="not_run", reason=OUT_OF_TIME)
+    timeout = check.timeout if left is None else min(check.timeout, left)
     report = f"junit-{uuid.uuid4().hex[:12]}.xml"
     env = {
         # Per-test results for pytest, without leaving .pytest_cache or __pycache__ in the diff.
         "PYTEST_ADDOPTS": f"--junitxml={sandbox.artifact_dir}/{report} -o junit_family=xunit1 -p no:cacheprovider",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
-    command = command or check.run
-    result = sandbox.exec(command, timeout=check.timeout, output_cap=output_cap, env=env)
+    result = sandbox.exec(command, timeout=timeout, output_cap=output_cap, env=env)
     xml = sandbox.read_artifact(report)
     if xml:
         tests = parse_junit(xml, workdir=sandbox.workdir)
@@ -151,6 +178,10 @@ def run_check(
         local_modules=local_modules,
         missing=sandbox.missing_command,
     )
+    if status == "timeout" and timeout < check.timeout:
+        reason = (
+            f"stopped after {timeout:.0f} s: the run's wall-time budget ran out (its own timeout is {check.timeout} s)"
+        )
     output = redact(result.output, secrets)
     failed = status != "pass"
     return CheckResult(

@@ -35,6 +35,7 @@ from bot.secrets import held_secrets
 from bot.settings import Settings, load_settings
 from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
+from bot.workspace.stale import claim, clear_dead_runs
 
 
 def task_markdown(args: argparse.Namespace) -> str:
@@ -92,15 +93,20 @@ class Local:
         for line in describe_contract(self.contract):
             say(line)
         out.mkdir(parents=True, exist_ok=True)
+        (out / "trace.jsonl").unlink(missing_ok=True)  # a new run into the same --out begins its trace afresh
         self.secrets = held_secrets(settings, repo=repo)
 
     @contextmanager
     def workspace(self, branch: str, *, keep_branch: bool = True) -> Iterator[Workspace]:
-        """A worktree on `branch` in a directory of its own: runs at once never collide, and one killed midway leaves
-        nothing in the way of the next. It is removed afterwards; the branch stays in the repository if `keep_branch`."""
+        """A worktree on `branch` in a directory of its own, claimed with this process's id: runs at once never
+        collide, and what one killed midway left (its worktree, an empty branch of the same name) is cleared by the
+        next run on the repository. It is removed afterwards; the branch stays in the repository if `keep_branch`."""
         jobs = self.settings.work_dir / "local"
         jobs.mkdir(parents=True, exist_ok=True)
+        for note in clear_dead_runs(self.repo, jobs, branch):
+            self.say(note)
         with tempfile.TemporaryDirectory(prefix="run-", dir=jobs, ignore_cleanup_errors=True) as job_dir:
+            claim(Path(job_dir))
             workspace = Workspace.local(self.repo, Path(job_dir) / "job", branch=branch, ref=self.files.commit)
             self.say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
             try:

@@ -92,6 +92,8 @@ def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = par
             kept.add(path)
             report.unchanged += 1
             continue
+        if stat[1] > MAX_FILE_BYTES:  # generated or data: never read, so a huge file costs no memory
+            continue
         try:
             data = files.read(path)
         except OSError:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", "target"}
 """Walked past when the folder is not a git repository (git itself honours .gitignore)."""
+MAX_READ = 1 << 20
+"""Bytes of one file read at most (the index skips files over its own, smaller limit before reading them)."""
 
 
 def blob_id(data: bytes) -> str:
@@ -86,8 +88,9 @@ class RepoFiles:
         return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
     def read(self, path: str) -> bytes:
+        """The file's bytes, at most MAX_READ of them: a file that grew huge after it was indexed is read in part."""
         with open(self._prefix + path, "rb") as file:
-            return file.read()
+            return file.read(MAX_READ)
 
     def last_commit_dates(self, paths: list[str]) -> dict[str, str]:
         """ISO date of the last commit touching each path; empty when never committed."""

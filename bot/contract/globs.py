@@ -11,7 +11,8 @@ Semantics (paths are repository-relative and '/'-separated; patterns are anchore
   case-insensitively, so changing the case of a path (`.GIT/config`, `.GitHub/workflows/x.yml` on a
   case-insensitive checkout) never slips past a deny.
 
-Public functions: `glob_match`, `path_in_scope`, `normalize_path`, `glob_within`.
+Public functions: `glob_match`, `path_in_scope`, `instruction_file`, `allowed_by_name`, `normalize_path`,
+`glob_within`.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from bot.contract.models import ALWAYS_DENIED, Scope
+from bot.contract.models import ALWAYS_DENIED, INSTRUCTION_FILES, Scope
 
 # Segment kinds: "**" in the middle (zero or more segments) and at the end (one or more).
 _DSTAR_MID = "**/"
 _DSTAR_END = "**"
+_WILDCARD = re.compile(r"[*?\[\\]")
+"""What makes a glob segment match more than one name (escapes included, to err toward refusing)."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,19 @@ def path_in_scope(path: str, scope: Scope) -> bool:
         return False
     if any(glob_match(norm, g, case_sensitive=False) for g in (*scope.deny, *ALWAYS_DENIED)):
         return False
+    if instruction_file(norm) and not allowed_by_name(norm, scope):
+        return False
     return any(glob_match(norm, g) for g in scope.allow)
+
+
+def instruction_file(path: str) -> bool:
+    """Whether `path` is an agent instruction file (INSTRUCTION_FILES, matched case-insensitively)."""
+    return any(glob_match(path, g, case_sensitive=False) for g in INSTRUCTION_FILES)
+
+
+def allowed_by_name(path: str, scope: Scope) -> bool:
+    """Whether an allow glob names the file itself (its last part has no wildcard), not only a folder or `**`."""
+    return any(glob_match(path, g) and not _WILDCARD.search(g.rsplit("/", 1)[-1]) for g in scope.allow)
 
 
 def glob_within(inner: str, outer: str) -> bool:

@@ -8,8 +8,18 @@ from pydantic import BaseModel, Field
 
 from bot.contract.approach import Approval, ApprovedApproach
 
-ALWAYS_DENIED: tuple[str, ...] = (".git/**", ".github/workflows/**", ".github/ai-fix.yml")
-"""Paths no job may change, whatever the config or the issue says."""
+ALWAYS_DENIED: tuple[str, ...] = (
+    ".git/**",
+    ".github/workflows/**",
+    ".github/ai-fix.yml",
+    "**/.gitmodules",
+    "**/.gitattributes",
+)
+"""Paths no job may change, whatever the config or the issue says (a submodule pointing anywhere, a `filter=`
+that runs a command on checkout, are repository plumbing, not a fix)."""
+INSTRUCTION_FILES: tuple[str, ...] = ("**/AGENTS.md", "**/CLAUDE.md", ".github/copilot-instructions.md")
+"""Agent instruction files (what the next agent on the repository obeys): denied unless the scope allows one by
+name, with an allow glob whose last part has no wildcard (`AGENTS.md`, `docs/**/CLAUDE.md`)."""
 
 
 TaskKind = Literal["bug", "feature"]

@@ -10,6 +10,7 @@ or updates the draft PR with the Handoff section filled.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from bot.delivery.replies import render_reply
 from bot.job.approval import ApprovalStage, wants_plan
 from bot.job.contract_stage import ContractStage
 from bot.job.paths import trace_file
+from bot.loop.records import Spent
 from bot.loop.report import Phase as LoopPhase
 from bot.loop.result import Handoff, Outcome, RunResult
 from bot.loop.session import Toolkit, run_session
@@ -69,6 +71,9 @@ class DeliveryState(BaseModel):
     """Set once the loop has ended: a later attempt only delivers it."""
     delivered: bool = False
     replied: list[int] = Field(default_factory=list)
+    spent: Spent = Field(default_factory=Spent)
+    """Steps, tokens, cost and wall time the job's runs have spent, stored after every step: the budget counts
+    across attempts."""
 
 
 def ready_for_review(result: RunResult) -> bool:
@@ -267,6 +272,9 @@ class Attempt:
                 secrets=self.secrets(),
                 trace_path=trace_file(self.state.job_dir),
                 reporter=JobReporter(self),
+                attempt=self.ctx.attempt,
+                spent=self.state.spent,
+                keep_spent=self.keep_spent,
             )
         except JobInterrupted:
             if self.ctx.stop_requested():
@@ -275,6 +283,12 @@ class Attempt:
         except Exception as exc:
             self.save_work(ws, contract, "failed", f"the run crashed: {type(exc).__name__}: {exc}")
             raise
+
+    def keep_spent(self, spent: Spent) -> None:
+        """Store what the run has spent; a stop request is left for the loop's next report to raise."""
+        self.state.spent = spent
+        with contextlib.suppress(JobInterrupted):
+            self.ctx.checkpoint(delivery=self.state.model_dump(mode="json"))
 
     def push(self, ws: Workspace) -> None:
         """Push the checkpoints, and the rolled-back attempts (no-ops when the remote has them; never forced)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bot.errors import ModelError
+from bot.loop.budget import check_limits, time_left
 from bot.loop.harness import Harness
 from bot.loop.records import ModelCall, RequestMeta, StepRecord
 from bot.loop.result import Cost
@@ -10,8 +12,15 @@ from bot.model.base import ModelRequest, ModelResponse
 
 
 def ask(h: Harness, state: RunState, request: ModelRequest, record: StepRecord) -> ModelResponse:
+    """One model call, given no more time than the wall-time budget has left; a call that fails because that
+    ran out is a budget stop (HandedOff), not a failure of the run."""
     began = h.clock()
-    response = h.model.complete(request)
+    try:
+        response = h.model.complete(request.model_copy(update={"timeout_s": time_left(h, state)}))
+    except ModelError:
+        record.model_s += h.clock() - began
+        check_limits(h, state)
+        raise
     record.model_s += h.clock() - began
     record.model_calls.append(
         ModelCall(

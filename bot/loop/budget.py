@@ -1,4 +1,8 @@
-"""The contract's limits: checked before every model call, with a reserve for the final checks and the handoff."""
+"""The contract's limits: checked before every model call, with a reserve for the final checks and the handoff.
+
+What can take long inside a step (a model call, a run of checks) is also bounded by the wall time left, so a
+step that would run past the limit is cut off there, not only noticed before the next model call.
+"""
 
 from __future__ import annotations
 
@@ -35,3 +39,9 @@ def check_limits(h: Harness, state: RunState) -> None:
             f"budget: {reason}",
             question="Continue from the work so far, or raise the budget in .github/ai-fix.yml and retry?",
         )
+
+
+def time_left(h: Harness, state: RunState, *, ending: bool = False) -> float:
+    """Seconds before the wall-time limit: the reserve is kept back for the ending, which may use it (`ending`)."""
+    keep = 1 if ending else 1 - h.config.reserve
+    return max(0.0, state.started + h.contract.budget.max_wall_minutes * 60 * keep - h.clock())

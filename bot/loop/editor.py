@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 from bot.loop.records import EditInput, Observation
 from bot.loop.search import text_files
@@ -12,6 +13,12 @@ from bot.workspace.gate import PatchGate, Tree, apply_write, canonical_path
 from bot.workspace.models import DiffStats
 
 MAX_VIEW_LINES = 400
+MAX_VIEW_LINE = 2000
+"""Characters of one line shown; the rest of a longer line (minified code, data) is cut."""
+MAX_VIEW_SCAN = 16 << 20
+"""Bytes `view` reads at most to reach the lines asked for."""
+BINARY_PROBE = 8192
+"""Bytes at the start of a file looked at for NULs: a binary file is refused."""
 SNIPPET = 4
 """Lines shown either side of an edit in its result."""
 
@@ -45,23 +52,52 @@ def view(root: Path, cmd: EditInput) -> str:
         return f"{rel}/ holds:\n" + "\n".join(inside[:MAX_VIEW_LINES])
     if not target.is_file():
         raise Refused(f"{rel} does not exist; use search_code or view a directory to find the right path")
-    lines = target.read_text(errors="replace").splitlines()
-    start, end = 1, len(lines)
+    start, end = 1, None
     if cmd.view_range:
         if len(cmd.view_range) != 2 or cmd.view_range[0] < 1:
             raise Refused(
                 "view_range must be [first_line, last_line] with first_line >= 1 (last_line -1 = end of file)"
             )
-        start = cmd.view_range[0]
-        end = len(lines) if cmd.view_range[1] == -1 else min(cmd.view_range[1], len(lines))
-    shown = lines[start - 1 : end]
-    cut = len(shown) > MAX_VIEW_LINES
-    text = numbered(shown[:MAX_VIEW_LINES], start)
-    return text + (f"\n... {len(shown) - MAX_VIEW_LINES} more lines; use view_range" if cut else "")
+        start, end = cmd.view_range[0], None if cmd.view_range[1] == -1 else cmd.view_range[1]
+    with target.open("rb") as fh:
+        if b"\x00" in fh.read(BINARY_PROBE):
+            raise Refused(f"{rel} is a binary file (it holds NUL bytes); ai-fix shows text files only")
+        fh.seek(0)
+        shown, more = read_lines(fh, start, end)
+    return numbered(shown, start) + more
 
 
-def _new_content(root: Path, cmd: EditInput) -> tuple[str, str, int]:
-    """(path, new text, first changed line) for a write command, or Refused."""
+def read_lines(fh: BinaryIO, start: int, end: int | None) -> tuple[list[str], str]:
+    """Lines `start`..`end` (None: to the end) of a file, at most MAX_VIEW_LINES, each cut at MAX_VIEW_LINE
+    characters; and a note on what was left out. The file is streamed and read no further than MAX_VIEW_SCAN
+    bytes: a huge file is shown in part, never loaded whole."""
+    shown: list[str] = []
+    number = scanned = left_out = 0
+    while scanned < MAX_VIEW_SCAN and (end is None or number < end):
+        raw = fh.readline(MAX_VIEW_LINE * 4)
+        if not raw:
+            return shown, (f"\n... {left_out} more lines; use view_range" if left_out else "")
+        scanned += len(raw)
+        while not raw.endswith(b"\n") and scanned < MAX_VIEW_SCAN and (rest := fh.readline(1 << 16)):
+            scanned += len(rest)  # a line longer than shown: the rest is skipped, not kept
+            raw = raw[: MAX_VIEW_LINE * 4] + rest[-1:]
+        # splitlines, as the editor counts lines: form feeds and lone carriage returns end lines too.
+        for line in raw.decode("utf-8", errors="replace").splitlines() or [""]:
+            number += 1
+            if number < start or (end is not None and number > end):
+                continue
+            if len(shown) < MAX_VIEW_LINES:
+                shown.append(line if len(line) <= MAX_VIEW_LINE else line[:MAX_VIEW_LINE] + " [... line cut]")
+            else:
+                left_out += 1
+    if end is not None and number >= end:
+        return shown, (f"\n... {left_out} more lines; use view_range" if left_out else "")
+    return shown, f"\n... the file goes on past {MAX_VIEW_SCAN >> 20} MiB; view a later range with view_range"
+
+
+def _new_content(root: Path, cmd: EditInput, max_bytes: int) -> tuple[str, str, int]:
+    """(path, new text, first changed line) for a write command, or Refused; a file over `max_bytes` (the gate's
+    limit for one file) is refused before it is read."""
     if cmd.command == "create":
         if cmd.file_text is None:
             raise Refused("create needs file_text: the whole content of the new file")
@@ -69,6 +105,8 @@ def _new_content(root: Path, cmd: EditInput) -> tuple[str, str, int]:
     rel = readable_path(root, cmd.path)
     if not (root / rel).is_file():
         raise Refused(f"{rel} does not exist; use create for a new file")
+    if (size := (root / rel).stat().st_size) > max_bytes:
+        raise Refused(f"{rel} is {size} bytes, over the {max_bytes}-byte limit for one file: it cannot be edited")
     old = (root / rel).read_text(errors="replace")
     if cmd.command == "str_replace":
         if not cmd.old_str:
@@ -109,7 +147,7 @@ def edit(workspace: Tree, gate: PatchGate, cmd: EditInput, current: DiffStats) -
     try:
         if cmd.command == "view":
             return Observation(ok=True, text=view(root, cmd))
-        path, content, at = _new_content(root, cmd)
+        path, content, at = _new_content(root, cmd, gate.max_file_bytes)
     except Refused as refusal:
         return Observation(ok=False, text=str(refusal))
     decision = apply_write(workspace, path, content, gate, current)

@@ -7,6 +7,7 @@ import contextlib
 from bot.contract.approach import EstimateCheck
 from bot.evidence.models import Evidence
 from bot.loop.accounting import run_cost
+from bot.loop.budget import time_left
 from bot.loop.exits import RunEnded
 from bot.loop.harness import Harness
 from bot.loop.records import Checkpoint, EndRecord
@@ -21,10 +22,10 @@ def save_work(h: Harness, state: RunState) -> str:
     return h.workspace.save_work(f"ai-fix: work in progress at step {state.steps} (not verified)", gate=state.gate)
 
 
-def kept_since(h: Harness, before: str) -> Checkpoint | None:
+def kept_since(h: Harness, state: RunState, before: str) -> Checkpoint | None:
     """The commit the ending made, if it made one."""
-    head = h.workspace.head_sha
-    return Checkpoint.of(head, h.workspace.commit_diff(head)) if head != before else None
+    head, dropped = h.workspace.head_sha, state.gate.take_discarded()
+    return Checkpoint.of(head, h.workspace.commit_diff(head), dropped) if head != before else None
 
 
 def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
@@ -39,7 +40,11 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
         stats = ws.stats()
         if stats.files:
             h.reporter.phase("final_checks")
-            state.final = h.checks.run(None, commit=ws.head_sha, changed_files=[f.path for f in stats.files])
+            changed = [f.path for f in stats.files]
+            state.final = h.checks.run(
+                None, commit=ws.head_sha, changed_files=changed, limit_s=time_left(h, state, ending=True)
+            )
+            ws.put_back_unwritten(state.gate)
     stats = ws.stats()
     evidence = state.evidence or Evidence.not_taken(
         h.contract.acceptance_criteria, "the run ended before a verified finish"
@@ -80,7 +85,7 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
             steps=result.steps,
             head_sha=result.head_sha,
             final=state.final,
-            checkpoint=kept_since(h, before),
+            checkpoint=kept_since(h, state, before),
             diff=result.diff,
             handoff=result.handoff,
             summary=result.model_summary,
@@ -122,6 +127,6 @@ def interrupted(h: Harness, state: RunState, exc: BaseException) -> None:
                 reason=reason,
                 steps=state.steps,
                 head_sha=h.workspace.head_sha,
-                checkpoint=kept_since(h, before),
+                checkpoint=kept_since(h, state, before),
             )
         )

@@ -6,7 +6,7 @@ The loop never builds any of these; `bot.loop.session.run_session` assembles the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from bot.checks.models import CheckRun, SetupReport
 from bot.context.base import ContextProvider
 from bot.contract.models import TaskContract
+from bot.loop.records import Spent
 from bot.loop.report import Reporter, Silent
 from bot.loop.trace import Trace
 from bot.model.base import Model
@@ -49,6 +50,9 @@ class Workspace(Protocol):
     def stats(self, against: str | None = None) -> DiffStats: ...
     def read_base(self, path: str) -> bytes | None: ...
     def checkpoint(self, message: str, *, gate: PatchGate | None = None) -> str | None: ...
+    def put_back_unwritten(self, gate: PatchGate) -> None: ...
+    def untracked(self) -> set[str]: ...
+    def keep_out(self, paths: Iterable[str]) -> list[str]: ...
     def rollback(self) -> str: ...
     def save_work(self, message: str, *, gate: PatchGate) -> str: ...
     def keep_attempt(self, message: str) -> str | None: ...
@@ -65,11 +69,17 @@ class Checks(Protocol):
         caches or setup secrets, and no snapshot is reused or kept.
         """
 
-    def baseline(self, commit: str) -> CheckRun: ...
+    def baseline(self, commit: str, *, limit_s: float | None = None) -> CheckRun:
+        """Every check on the base commit; `limit_s`, here and below: the seconds the whole run may take at most
+        (what is left of the wall-time budget): a check still going then is stopped, one not begun is `not_run`."""
 
-    def run(self, names: list[str] | None, *, commit: str, changed_files: list[str]) -> CheckRun: ...
+    def run(
+        self, names: list[str] | None, *, commit: str, changed_files: list[str], limit_s: float | None = None
+    ) -> CheckRun: ...
 
-    def run_selected(self, names: list[str], files: list[str], *, commit: str) -> CheckRun:
+    def run_selected(
+        self, names: list[str], files: list[str], *, commit: str, limit_s: float | None = None
+    ) -> CheckRun:
         """The named test checks narrowed to the tests in `files` (whole when their command cannot be narrowed)."""
 
 
@@ -100,6 +110,10 @@ class Harness:
     secrets: Sequence[str] = ()
     reporter: Reporter = field(default_factory=Silent)
     clock: Callable[[], float] = time.monotonic
+    spent: Spent = field(default_factory=Spent)
+    """What earlier attempts of this job spent: this run goes on from it."""
+    keep_spent: Callable[[Spent], None] = lambda _spent: None
+    """Called after every step with the total spent so far, to store it with the job; must not raise."""
 
     def redact(self, text: str) -> str:
         """`text` with every secret the run holds removed (before it reaches the model or the trace)."""

@@ -65,3 +65,4 @@ class Loop:
             record.duration_s = round(h.clock() - began, 4)
             state.tried.append(record.summary())
             h.trace.append(record)
+            h.keep_spent(state.spent(h.clock()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.contract.detect import can_verify
+from bot.loop.budget import time_left
 from bot.loop.exits import HandedOff, NeedsClarification
 from bot.loop.harness import Harness
 from bot.loop.prompt import stable_layer
@@ -35,15 +36,24 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
         raise NeedsClarification(clarification_reason(contract.missing))
     h.reporter.say(f"model: {h.config.model_reason or h.config.model}")
     h.reporter.phase("setup")
+    before = ws.untracked()
     setup = prepare_setup(h)
     h.reporter.setup(setup)
+    # What setup wrote outside the repository's ignore rules (an egg-info, a build folder) is the environment,
+    # not the change: kept in the tree for the checks, never committed, put back or cleaned.
+    kept = ws.keep_out(ws.untracked() - before)
+    if kept:
+        h.reporter.say(
+            f"setup wrote {len(kept)} paths git does not ignore, kept out of the change: {', '.join(kept[:5])}"
+        )
     if setup.status == "failed":
         h.trace.append(BaselineRecord(setup=setup, setup_problem=setup.problem))
         raise HandedOff(
             f"environment error during setup: {setup.problem}", next_steps=[f"fix the setup: {setup.problem}"]
         )
     h.reporter.phase("baseline")
-    state.baseline = state.latest = h.checks.baseline(ws.base_sha)
+    state.baseline = state.latest = h.checks.baseline(ws.base_sha, limit_s=time_left(h, state))
+    ws.put_back_unwritten(state.gate)
     h.trace.append(BaselineRecord(setup=setup, checks=state.baseline))
     for r in state.baseline.results:
         h.reporter.say(f"baseline: {r.name} {r.status}" + (f" ({r.reason})" if r.status == "not_run" else ""))

@@ -18,6 +18,17 @@ MAX_CHECKPOINT_DIFF = 100_000
 """Characters of a checkpoint's diff kept in the trace; the rest is counted, not written."""
 
 
+class Spent(BaseModel):
+    """What a job's runs have spent so far, stored with the job after every step: a later attempt (after a crash)
+    goes on from it, so the budget counts across attempts."""
+
+    steps: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    cost_known: bool = True
+    wall_s: float = 0.0
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -100,11 +111,13 @@ class Checkpoint(BaseModel):
     sha: str
     diff: str = ""
     dropped_chars: int = 0
+    discarded: list[str] = Field(default_factory=list)
+    """Files the checks created or changed that were put back, not committed: only the model's writes are."""
 
     @classmethod
-    def of(cls, sha: str, diff: str) -> Checkpoint:
+    def of(cls, sha: str, diff: str, discarded: list[str] | None = None) -> Checkpoint:
         cut = max(len(diff) - MAX_CHECKPOINT_DIFF, 0)
-        return cls(sha=sha, diff=diff[:MAX_CHECKPOINT_DIFF], dropped_chars=cut)
+        return cls(sha=sha, diff=diff[:MAX_CHECKPOINT_DIFF], dropped_chars=cut, discarded=discarded or [])
 
 
 class ActionRecord(BaseModel):

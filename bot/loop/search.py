@@ -11,6 +11,8 @@ from bot.redact import is_secret_file
 
 MAX_HITS = 40
 MAX_LINE = 200
+MAX_SEARCH_FILE = 4 << 20
+"""Bytes of a file searched at most: a larger one (data, a dump a check wrote) is skipped and named."""
 SKIP_DIRS = DEPENDENCY_DIRS | {".git", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
 
 
@@ -31,10 +33,14 @@ def search_code(root: Path, query: str, path_glob: str | None = None, *, max_hit
     needle = query.casefold()
     hits: list[str] = []
     more = 0
+    too_big: list[str] = []
     for rel in text_files(root):
         if path_glob and not glob_match(rel, path_glob):
             continue
         try:
+            if (root / rel).stat().st_size > MAX_SEARCH_FILE:
+                too_big.append(rel)
+                continue
             data = (root / rel).read_bytes()
         except OSError:
             continue
@@ -46,9 +52,14 @@ def search_code(root: Path, query: str, path_glob: str | None = None, *, max_hit
                     hits.append(f"{rel}:{number}: {line.strip()[:MAX_LINE]}")
                 else:
                     more += 1
+    skipped = (
+        f"\n(not searched, over {MAX_SEARCH_FILE >> 20} MiB: {', '.join(too_big[:10])}; view a part with view_range)"
+        if too_big
+        else ""
+    )
     if not hits:
         where = f" in files matching {path_glob!r}" if path_glob else ""
-        return f"no match for {query!r}{where}"
+        return f"no match for {query!r}{where}{skipped}"
     if more:
         hits.append(f"... {more} more matches not shown; narrow the query or use path_glob")
-    return "\n".join(hits)
+    return "\n".join(hits) + skipped

@@ -21,6 +21,7 @@ from bot.errors import SandboxUnavailable
 from bot.loop.harness import Checks, Harness, LoopConfig, Workspace
 from bot.loop.loop import Loop
 from bot.loop.planning import Planner, PlanResult
+from bot.loop.records import Spent
 from bot.loop.report import Reporter
 from bot.loop.result import RunResult
 from bot.loop.setup_network import model_files
@@ -66,9 +67,18 @@ def run_session(
     trace_path: Path,
     reporter: Reporter,
     model_override: str | None = None,
+    attempt: int = 1,
+    spent: Spent | None = None,
+    keep_spent: Callable[[Spent], None] = lambda _spent: None,
 ) -> RunResult:
-    """Run the loop once; the trace is written as it goes and the sandbox is closed however it ends."""
-    with _harness(contract, workspace, kit, repo, secrets, trace_path, reporter, model_override) as harness:
+    """Run the loop once; the trace is appended to as it goes and the sandbox is closed however it ends.
+
+    A job's later attempt passes its number and what the earlier ones `spent` (stored by `keep_spent` after
+    every step), so the budget counts across attempts and the trace keeps every attempt's records.
+    """
+    with _harness(
+        contract, workspace, kit, repo, secrets, trace_path, reporter, model_override, attempt, spent, keep_spent
+    ) as harness:
         return Loop(harness).run()
 
 
@@ -101,6 +111,9 @@ def _harness(
     trace_path: Path,
     reporter: Reporter,
     model_override: str | None,
+    attempt: int = 1,
+    spent: Spent | None = None,
+    keep_spent: Callable[[Spent], None] = lambda _spent: None,
 ) -> Iterator[Harness]:
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
     model = kit.open_model(choice)
@@ -126,10 +139,12 @@ def _harness(
             workspace=workspace,
             checks=checks,
             context=kit.open_context(workspace.path, repo),
-            trace=Trace(trace_path, secrets),
+            trace=Trace(trace_path, secrets, attempt=attempt),
             config=LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason),
             secrets=secrets,
             reporter=reporter,
+            spent=spent or Spent(),
+            keep_spent=keep_spent,
         )
     finally:
         if sandbox is not None:

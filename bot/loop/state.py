@@ -8,6 +8,7 @@ from bot.checks.models import CheckRun
 from bot.context.base import Query
 from bot.evidence.models import Evidence
 from bot.loop.harness import Harness, Workspace
+from bot.loop.records import Spent
 from bot.loop.result import Plan
 from bot.model.base import Usage
 from bot.workspace.gate import PatchGate
@@ -92,10 +93,24 @@ class RunState:
 
     @classmethod
     def begin(cls, h: Harness) -> RunState:
-        scope = h.contract.scope
+        """A run's state, counting what earlier attempts spent (`h.spent`) against the budget."""
+        scope, spent = h.contract.scope, h.spent
         return cls(
             gate=PatchGate.over(h.workspace, scope, h.contract.budget),
             scope_note="allow " + ", ".join(scope.allow) + "; deny " + ", ".join(scope.deny),
             change=ChangeView(h.workspace),
-            started=h.clock(),
+            started=h.clock() - spent.wall_s,
+            steps=spent.steps,
+            usage=spent.usage,
+            cost=spent.cost_usd,
+            cost_known=spent.cost_known,
+        )
+
+    def spent(self, now: float) -> Spent:
+        return Spent(
+            steps=self.steps,
+            usage=self.usage,
+            cost_usd=self.cost,
+            cost_known=self.cost_known,
+            wall_s=now - self.started,
         )

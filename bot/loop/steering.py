@@ -61,8 +61,13 @@ def keep_progress(h: Harness, state: RunState, run: CheckRun, action: ActionReco
         sha = h.workspace.checkpoint(message, gate=state.gate)
     except PolicyViolation as exc:
         return f"\nnot kept as a checkpoint: {exc}"
+    finally:
+        state.change.forget()
+        dropped = state.gate.take_discarded()
+    if dropped:
+        h.reporter.say(f"checkpoint: not committed, written by the checks: {', '.join(dropped)}")
     if sha:
-        action.checkpoint = Checkpoint.of(sha, h.workspace.commit_diff(sha))
+        action.checkpoint = Checkpoint.of(sha, h.workspace.commit_diff(sha), dropped)
     state.good.update({r.name: r.status for r in run.results})
     state.done += state.attempt_edits
     passing = ", ".join(r.name for r in run.results if r.status == "pass")
@@ -91,6 +96,7 @@ def roll_back_and_narrow(
             f"the same failure ({key}) came back after rolling back and narrowing the scope ({state.scope_note})"
         )
     h.workspace.rollback()
+    state.gate.written.clear()  # those writes were rolled back
     state.change.forget()
     state.latest = None
     area = failing_area(h, state, run) if run else []

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from bot.checks.models import CheckRun
+from bot.loop.budget import time_left
 from bot.loop.editor import edit
 from bot.loop.exits import Accepted, HandedOff, RunEnded, Unverified
 from bot.loop.harness import Harness
@@ -159,8 +160,10 @@ def render_run(run: CheckRun) -> str:
 
 def run_checks(h: Harness, state: RunState, names: list[str] | None, record: StepRecord) -> CheckRun:
     began = h.clock()
-    run = h.checks.run(names, commit=h.workspace.head_sha, changed_files=state.change.changed_files())
-    state.change.forget()  # checks may write files in the workspace
+    changed = state.change.changed_files()
+    run = h.checks.run(names, commit=h.workspace.head_sha, changed_files=changed, limit_s=time_left(h, state))
+    h.workspace.put_back_unwritten(state.gate)  # only what the model wrote stays: not what the checks wrote
+    state.change.forget()
     record.checks_s += h.clock() - began
     state.latest = run
     for r in run.results:

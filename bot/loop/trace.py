@@ -1,7 +1,12 @@
-"""The JSONL trace: one record per line, appended and flushed as it happens, secrets redacted first."""
+"""The JSONL trace: one record per line, appended and flushed as it happens, secrets redacted first.
+
+A trace is only ever appended to: a later attempt of the same job (after a crash) adds its records after
+the earlier attempt's, and every record carries its `attempt` number.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,14 +17,15 @@ from bot.redact import redact
 
 
 class Trace:
-    def __init__(self, path: Path, secrets: Sequence[str]) -> None:
+    def __init__(self, path: Path, secrets: Sequence[str], *, attempt: int = 1) -> None:
         self.path = path
         self.secrets = list(secrets)
+        self.attempt = attempt
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("")
 
     def append(self, record: BaseModel) -> None:
-        line = redact(record.model_dump_json(), self.secrets)
+        data = {"attempt": self.attempt, **record.model_dump(mode="json")}
+        line = redact(json.dumps(data, ensure_ascii=False, separators=(",", ":")), self.secrets)
         with self.path.open("a") as fh:
             fh.write(line + "\n")
             fh.flush()

@@ -14,6 +14,7 @@ from bot.checks.selection import runs_tests
 from bot.context.subjects import is_test_path
 from bot.evidence.judge import Observed, judge
 from bot.evidence.models import CriterionMapping, Evidence
+from bot.loop.budget import time_left
 from bot.loop.harness import Harness
 from bot.loop.state import RunState
 
@@ -32,7 +33,7 @@ def _base_run(h: Harness, state: RunState, base: str, names: list[str]) -> Check
     if state.evidence_base_run is None:
         h.reporter.say(f"evidence: running the test checks on the original base {base[:12]}")
         with ws.laid_over(base):
-            state.evidence_base_run = h.checks.run(names, commit=base, changed_files=[])
+            state.evidence_base_run = h.checks.run(names, commit=base, changed_files=[], limit_s=time_left(h, state))
     return state.evidence_base_run
 
 
@@ -57,7 +58,7 @@ def take_evidence(h: Harness, state: RunState, final: CheckRun, mapping: Sequenc
     if changed and names:
         h.reporter.say(f"evidence: the change's test files ({', '.join(changed)}) against the base commit's code")
         with ws.laid_over(base, keep=changed):
-            laid_over = h.checks.run_selected(names, changed, commit=base)
+            laid_over = h.checks.run_selected(names, changed, commit=base, limit_s=time_left(h, state))
     observed = Observed(
         contract=h.contract,
         base=_base_run(h, state, base, names),

@@ -9,7 +9,7 @@ import anthropic
 
 from bot.model.base import ModelRequest, ModelResponse, ToolCall, Usage
 from bot.model.prices import Pricer
-from bot.model.retry import Api, RetryPolicy, with_retries
+from bot.model.retry import Api, RetryPolicy, call_timeout, with_retries
 
 MESSAGES_API = Api(
     name="the Messages API",
@@ -45,7 +45,12 @@ class AnthropicModel:
     def complete(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)
         started = time.monotonic()
-        message, retries = with_retries(lambda: self.client.messages.create(**params), self.api, self.retry)
+        message, retries = with_retries(
+            lambda left: self.client.messages.create(**(params | call_timeout(left, self.client))),
+            self.api,
+            self.retry,
+            limit_s=request.timeout_s,
+        )
         return self._response(request.model, message, retries, time.monotonic() - started)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:

@@ -54,6 +54,9 @@ class ModelRequest(BaseModel):
     tool_choice: dict[str, Any] | None = None
     max_tokens: int = 4096
     purpose: Literal["step", "compress"] = "step"
+    timeout_s: float | None = None
+    """The most the call may take, retries and their waits included (what is left of the run's wall time);
+    None: only the client's own timeout per attempt."""
 
 
 class ModelResponse(BaseModel):

@@ -22,7 +22,7 @@ import openai
 from bot.errors import ModelError
 from bot.model.base import ModelRequest, ModelResponse, ToolCall, Usage
 from bot.model.prices import Pricer
-from bot.model.retry import Api, RetryPolicy, with_retries
+from bot.model.retry import Api, RetryPolicy, call_timeout, with_retries
 
 CHAT_API = Api(
     name="the Chat Completions API",
@@ -150,7 +150,12 @@ class OpenAIModel:
     def complete(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)
         started = time.monotonic()
-        completion, retries = with_retries(lambda: self.client.chat.completions.create(**params), CHAT_API, self.retry)
+        completion, retries = with_retries(
+            lambda left: self.client.chat.completions.create(**(params | call_timeout(left, self.client))),
+            CHAT_API,
+            self.retry,
+            limit_s=request.timeout_s,
+        )
         return self._response(request.model, completion, retries, time.monotonic() - started)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:

@@ -86,12 +86,30 @@ class Api:
     """What to do about a status that is not retried."""
 
 
-def with_retries(send: Callable[[], T], api: Api, policy: RetryPolicy) -> tuple[T, int]:
-    """`send()`'s result and how many failed attempts preceded it; ModelError when it fails for good."""
+def call_timeout(left: float | None, client: Any) -> dict[str, float]:
+    """The `timeout=` argument of one attempt: the client's own timeout, cut to the `left` seconds of the call."""
+    if left is None:
+        return {}
+    own = getattr(client, "timeout", None)
+    return {"timeout": min(left, own) if isinstance(own, int | float) else left}
+
+
+def with_retries(
+    send: Callable[[float | None], T], api: Api, policy: RetryPolicy, *, limit_s: float | None = None
+) -> tuple[T, int]:
+    """`send(left)`'s result and how many failed attempts preceded it; ModelError when it fails for good.
+
+    With `limit_s`, attempts and waits end within that many seconds: each attempt gets `left`, the seconds
+    still left (see `call_timeout`), and no wait runs past the limit.
+    """
     why = ""
+    until = None if limit_s is None else time.monotonic() + limit_s
     for attempt in range(policy.max_attempts):
+        left = None if until is None else until - time.monotonic()
+        if left is not None and left <= 0:
+            break
         try:
-            return send(), attempt
+            return send(left), attempt
         except api.transient as exc:
             wait, why = backoff_s(attempt, policy.backoff_base_s, policy.backoff_cap_s), type(exc).__name__
         except api.status as raised:
@@ -106,9 +124,13 @@ def with_retries(send: Callable[[], T], api: Api, policy: RetryPolicy) -> tuple[
                 else backoff_s(attempt, policy.backoff_base_s, policy.backoff_cap_s)
             )
             why = f"HTTP {error.status_code}"
+        if until is not None and time.monotonic() + wait >= until:
+            raise ModelError(f"{api.name} failed ({why}) and the run's wall-time budget leaves no time to retry")
         if attempt + 1 < policy.max_attempts:
             log.warning("model call failed (%s); retry %d/%d in %.1fs", why, attempt + 1, policy.max_attempts - 1, wait)
             policy.sleep(wait)
+    if until is not None and time.monotonic() >= until:
+        raise ModelError(f"{api.name} did not answer ({why or 'no attempt'}) within the run's wall-time budget")
     raise ModelError(
         f"{api.name} kept failing ({why}) after {policy.max_attempts} attempts; try again later or raise the budget's wall time"
     )

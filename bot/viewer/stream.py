@@ -3,8 +3,8 @@
 The client says how many records its page shows (`from`, or `Last-Event-ID` when the browser
 reconnects); the stream sends each new timeline entry as HTML and every other section whose HTML
 changed, then `end` once nothing more will change (a file: its end record arrived; a job: it left
-`running`, after the run's delivery), or `restart` when the trace was begun afresh (a new attempt),
-which makes the page reload.
+`running`, after the run's delivery), or `restart` when the trace was begun afresh (a new local run into the
+same folder), which makes the page reload.
 """
 
 from __future__ import annotations

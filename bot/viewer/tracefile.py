@@ -32,8 +32,9 @@ def parse_line(line: str, secrets: Sequence[str]) -> Record:
 class TraceReader:
     """Follows one trace file: `read()` returns the records appended since the last call.
 
-    A trace is written afresh when a run starts again; when the file is shorter than what was read
-    or no longer begins with the line read first, `restarted` is set and reading starts over.
+    A job's later attempts append to its trace; a new `ai-fix run` into the same folder begins it afresh: when
+    the file is shorter than what was read or no longer begins with the line read first, `restarted` is set
+    and reading starts over.
     """
 
     def __init__(self, path: Path, secrets: Sequence[str]) -> None:

@@ -56,3 +56,12 @@ def validate_branch_name(name: str) -> str:
             "(ai-fix/<number>-<slug> or ai-fix/local-<slug>); build the name with branch_name()"
         )
     return name
+
+
+def free_name(wanted: str, taken: set[str]) -> str:
+    """`wanted`, or the first of `wanted-2`, `wanted-3`… not in `taken`."""
+    name, n = wanted, 1
+    while name in taken:
+        n += 1
+        name = f"{wanted}-{n}"
+    return name

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from bot.contract.globs import glob_match, normalize_path
+from bot.contract.globs import allowed_by_name, glob_match, instruction_file, normalize_path
 from bot.contract.models import ALWAYS_DENIED, Budget, Scope
 from bot.errors import AiFixError, PolicyViolation
 from bot.workspace.models import DiffStats, FileChange, GateDecision
@@ -147,6 +147,16 @@ class PatchGate:
         # Without a base reader, a second write to a file already changed is counted on top of the
         # first (an overestimate); Workspace.read_base gives exact counts.
         self.base_reader = base_reader
+        self.written: dict[str, bytes] = {}
+        """What was written through the gate since the last checkpoint, by path: all a checkpoint keeps."""
+        self.discarded: list[str] = []
+        """Paths checkpoints put back because nothing was written to them through the gate (the checks changed
+        them); the loop takes them for the trace (`take_discarded`)."""
+
+    def take_discarded(self) -> list[str]:
+        """The paths put back since last taken, each once, sorted."""
+        taken, self.discarded = sorted(set(self.discarded)), []
+        return taken
 
     @classmethod
     def over(cls, tree: Tree, scope: Scope, budget: Budget) -> PatchGate:
@@ -231,7 +241,8 @@ class PatchGate:
         for rules, refusal in (
             (
                 ALWAYS_DENIED,
-                "{rel} is protected (rule '{glob}'): ai-fix never changes git internals, CI workflows or its own config",
+                "{rel} is protected (rule '{glob}'): ai-fix never changes git internals or plumbing, CI workflows or"
+                " its own config",
             ),
             (self.scope.deny, "{rel} is denied by scope rule '{glob}'; change files outside it"),
         ):
@@ -240,6 +251,11 @@ class PatchGate:
                     folded, _folded(glob), case_sensitive=False
                 ):
                     raise GateRefusal(refusal.format(rel=rel, glob=glob))
+        if instruction_file(rel) and not allowed_by_name(rel, self.scope):
+            raise GateRefusal(
+                f"{rel} is an agent instruction file: ai-fix changes one only when the scope allows it by name "
+                f"(scope.allow: ['{rel}'] in .github/ai-fix.yml)"
+            )
         if not any(glob_match(rel, glob) for glob in self.scope.allow):
             allowed = ", ".join(repr(g) for g in self.scope.allow) or "nothing"
             raise GateRefusal(f"{rel} is outside the task's scope (allowed: {allowed}); change files inside it")
@@ -332,7 +348,9 @@ def apply_write(workspace: Tree, path: str, content: bytes | str, gate: PatchGat
     if not decision.allowed:
         return decision
     try:
-        write_nofollow(root, decision.path, _as_bytes(content))
+        data = _as_bytes(content)
+        write_nofollow(root, decision.path, data)
+        gate.written[decision.path] = data
     except GateRefusal as refusal:
         return GateDecision(allowed=False, path=decision.path, reason=refusal.reason)
     except NotRegularFile as refusal:

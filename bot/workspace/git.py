@@ -21,13 +21,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Literal
 
 from bot.errors import PolicyViolation
-from bot.workspace.branch import validate_branch_name
+from bot.workspace.branch import free_name, validate_branch_name
 from bot.workspace.gate import PatchGate
 from bot.workspace.gitcmd import (
     LOCAL_TIMEOUT,
@@ -38,9 +38,18 @@ from bot.workspace.gitcmd import (
     parse_stats,
     run_git,
 )
-from bot.workspace.jobdir import STATE_FILE, WorkspaceState, make_hooks, new_job_dir, removed_on_failure
+from bot.workspace.jobdir import (
+    WorkspaceState,
+    load_state,
+    make_hooks,
+    new_job_dir,
+    removed_on_failure,
+    restore_gitfile,
+    save_state,
+)
 from bot.workspace.models import DiffStats
 from bot.workspace.overlay import has_commit, keep_attempt, laid_over
+from bot.workspace.unwritten import SETUP_OUTPUTS, add_excludes, discard_unwritten, untracked
 
 
 class Workspace:
@@ -65,7 +74,8 @@ class Workspace:
         root = new_job_dir(dest)
         with removed_on_failure(root):
             ws = cls._cloned(url, root, token, kind="clone", branch=branch)
-            ws.state.branch = ws._free_branch_name(branch)
+            remote = ws.git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").stdout.decode()
+            ws.state.branch = free_name(branch, set(remote.split()))
             ws._start_branch(ws._resolve(ref or "HEAD"))
         return ws
 
@@ -135,13 +145,8 @@ class Workspace:
     def resume(cls, dest: Path | str) -> Workspace:
         """Reopen the job directory `dest` after a crash, back at its last checkpoint (later edits are dropped)."""
         root = Path(dest)
-        try:
-            state = WorkspaceState.model_validate_json((root / STATE_FILE).read_text())
-        except FileNotFoundError:
-            raise WorkspaceError(
-                f"{root} has no {STATE_FILE}: it is not an ai-fix job directory; start a new job"
-            ) from None
-        ws = cls(root, state)
+        ws = cls(root, load_state(root))
+        state = ws.state
         if not Path(state.git_dir).is_dir():
             raise WorkspaceError(
                 f"{root}: its git directory {state.git_dir} is gone; remove {root} and start a new job"
@@ -212,13 +217,15 @@ class Workspace:
     # ---- changing it ----------------------------------------------------------------------
 
     def checkpoint(self, message: str, *, gate: PatchGate | None = None) -> str | None:
-        """Commit everything in the tree as one accepted step; None when nothing changed since the last one.
+        """Commit the tree as one accepted step; None when nothing changed since the last one.
 
-        With a gate, the whole change against the base is checked first (files the checks wrote,
-        symlinks, executable bits, limits); on a violation nothing is committed and PolicyViolation
-        says why, so the caller can `rollback()`.
+        With a gate, what was not written through it is put back first (`put_back_unwritten`), then the whole
+        change is checked (symlinks, executable bits, limits): on a violation nothing is committed and
+        PolicyViolation says why, so the caller can `rollback()`.
         """
-        self._restore_gitfile()
+        restore_gitfile(self.path, self.state.git_dir)
+        if gate is not None:
+            self.put_back_unwritten(gate)
         self.git("add", "-A")
         if self.git("diff", "--cached", "--quiet", check=False).returncode == 0:
             return None
@@ -228,14 +235,26 @@ class Workspace:
                 self.git("reset", "-q")
                 raise PolicyViolation("not kept: " + "; ".join(d.reason for d in refused))
         self.git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
+        if gate is not None:
+            gate.written.clear()  # committed: from now on a change to these files is not the model's either
         return self.head_sha
+
+    def put_back_unwritten(self, gate: PatchGate) -> None:
+        """Put back every change not written through `gate` (what the checks wrote); the paths join `gate.discarded`."""
+        gate.discarded += discard_unwritten(self, gate.written)
+
+    def untracked(self) -> set[str]:
+        """Untracked paths git does not ignore (a new folder as one `dir/` entry)."""
+        return untracked(self)
+
+    def keep_out(self, paths: Iterable[str]) -> list[str]:
+        """Ignore `paths` in this workspace from now on (what setup wrote): never put back, committed or cleaned."""
+        return add_excludes(self.root / SETUP_OUTPUTS, paths)
 
     def save_work(self, message: str, *, gate: PatchGate) -> str:
         """Commit whatever is left so the branch holds it; a change the gate refuses is kept on the attempts
-        branch and rolled back instead.
-
-        Returns "" when the work was kept on the branch (or nothing was left), else where it went and why.
-        """
+        branch and rolled back instead. "" when the work was kept on the branch (or nothing was left), else
+        where it went and why."""
         try:
             self.checkpoint(message, gate=gate)
             return ""
@@ -273,7 +292,7 @@ class Workspace:
         """Back to the last checkpoint: tracked files restored, untracked files removed (ignored ones kept)."""
         self.git("reset", "-q", "--hard", "HEAD")
         self.git("clean", "-q", "-ffd")
-        self._restore_gitfile()
+        restore_gitfile(self.path, self.state.git_dir)
         return self.head_sha
 
     def push(self, token: str | None = None, remote_url: str | None = None, *, attempts: bool = False) -> None:
@@ -301,34 +320,13 @@ class Workspace:
 
     # ---- plumbing --------------------------------------------------------------------------
 
-    def _free_branch_name(self, wanted: str) -> str:
-        taken = set(
-            self.git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").stdout.decode().split()
-        )
-        name, n = wanted, 1
-        while name in taken:
-            n += 1
-            name = f"{wanted}-{n}"
-        return name
-
     def _start_branch(self, start: str) -> None:
         self.git("checkout", "-q", "--no-track", "-b", self.branch, start)
         self.state.base_sha = start
         self._save()
 
     def _save(self) -> None:
-        tmp = self.root / f"{STATE_FILE}.tmp"
-        tmp.write_text(self.state.model_dump_json(indent=2))
-        tmp.replace(self.root / STATE_FILE)
-
-    def _restore_gitfile(self) -> None:
-        """The tree's `.git` file as git wrote it, in case sandboxed code replaced it (a user may run git there later)."""
-        gitfile = self.path / ".git"
-        if gitfile.is_symlink() or gitfile.is_file():
-            gitfile.unlink()
-        elif gitfile.is_dir():
-            shutil.rmtree(gitfile)
-        gitfile.write_text(f"gitdir: {self.state.git_dir}\n")
+        save_state(self.root, self.state)
 
     def _resolve(self, rev: str, *, prefix: list[str] | None = None) -> str:
         """The commit sha `rev` names; `prefix` (`-C repo`) resolves in another repository instead."""
@@ -369,7 +367,9 @@ class Workspace:
         input: bytes | None = None,
         timeout: int = LOCAL_TIMEOUT,
     ) -> subprocess.CompletedProcess[bytes]:
-        located = [f"--git-dir={self.state.git_dir}", f"--work-tree={self.state.tree}", *args]
+        excludes = self.root / SETUP_OUTPUTS
+        ignoring = ["-c", f"core.excludesFile={excludes}"] if excludes.exists() else []
+        located = [*ignoring, f"--git-dir={self.state.git_dir}", f"--work-tree={self.state.tree}", *args]
         return self._run(
             located, check=check, env=env, secrets=secrets, input=input, timeout=timeout, cwd=self.state.tree
         )

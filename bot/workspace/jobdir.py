@@ -50,7 +50,33 @@ def removed_on_failure(root: Path) -> Iterator[None]:
         raise
 
 
+def restore_gitfile(tree: Path, git_dir: str) -> None:
+    """The tree's `.git` file as git wrote it, in case sandboxed code replaced it (a user may run git there later)."""
+    gitfile = tree / ".git"
+    if gitfile.is_symlink() or gitfile.is_file():
+        gitfile.unlink()
+    elif gitfile.is_dir():
+        shutil.rmtree(gitfile)
+    gitfile.write_text(f"gitdir: {git_dir}\n")
+
+
 def make_hooks(root: Path) -> Path:
     hooks = root / "hooks"
     hooks.mkdir(exist_ok=True)
     return hooks
+
+
+def save_state(root: Path, state: WorkspaceState) -> None:
+    """Write `workspace.json` whole or not at all."""
+    tmp = root / f"{STATE_FILE}.tmp"
+    tmp.write_text(state.model_dump_json(indent=2))
+    tmp.replace(root / STATE_FILE)
+
+
+def load_state(root: Path) -> WorkspaceState:
+    try:
+        return WorkspaceState.model_validate_json((root / STATE_FILE).read_text())
+    except FileNotFoundError:
+        raise WorkspaceError(
+            f"{root} has no {STATE_FILE}: it is not an ai-fix job directory; start a new job"
+        ) from None

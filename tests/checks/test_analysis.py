@@ -100,6 +100,27 @@ def test_a_missing_dependency_is_an_environment_error(runs: Runs) -> None:
     assert reason == "missing Python module 'numpyxyz'; install the project's dependencies in a setup command"
 
 
+@pytest.mark.parametrize(
+    ("output", "module"),
+    [
+        ("/usr/bin/python3: No module named pytest\n", "pytest"),
+        ("/work/.venv/bin/python3.12: No module named mypy.__main__; 'mypy' is a package\n", None),
+        ("/usr/bin/python3: Error while finding module specification for 'pytest.x' "
+         "(ModuleNotFoundError: No module named 'pytest')\n", "pytest"),
+        ("/work/venv/bin/python3.12: No module named ruff\n", "ruff"),
+    ],
+)  # fmt: skip
+def test_python_dash_m_without_the_module_is_an_environment_error(output: str, module: str | None) -> None:
+    status, reason = classify(ExecResult(exit_code=1, output=output, duration_s=0.1), timeout=60, limits=LIMITS)
+    if module is None:
+        assert status == "fail", "a module that exists but cannot be run is the project's problem"
+    else:
+        assert (status, reason) == (
+            "error",
+            f"missing Python module {module!r}; install the project's dependencies in a setup command",
+        )
+
+
 def test_a_broken_import_of_the_projects_own_module_is_the_codes_fault(runs: Runs) -> None:
     local = local_module_names(["calc.py", "tests/", "src/pkg/", "README.md"])
     assert local == {"calc", "tests", "pkg"}

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,10 @@ import pytest
 from bot.commands.demo import make_repo
 from bot.commands.main import main
 from bot.model.base import ModelRequest, ModelResponse
-from bot.model.scripted import ScriptedModel, Turn
+from bot.model.scripted import ScriptedModel, Turn, call, turn
 from tests.support.model import serve_fake_api
-from tests.support.runs import DEMO_SCRIPT, config, sample_files
+from tests.support.runs import CHECK, DEMO_SCRIPT, PLAN, config, sample_files
+from tests.support.service import wait_until
 
 pytestmark = pytest.mark.bwrap
 
@@ -152,10 +154,56 @@ def test_a_run_killed_midway_does_not_block_the_next_run_on_the_same_repo(
     printed = capsys.readouterr().out
     assert code == 0, printed
     assert json.loads((env / "second" / "evidence.json").read_text())["accepted"] is True
-    [leftover] = (env / "work" / "local").iterdir()  # the second run's own directory is gone
-    assert any(leftover.iterdir()), "the killed run's directory is left as it was"
+    assert list((env / "work" / "local").iterdir()) == [], "the second run removed its own and the killed run's"
+    assert "a killed run's worktree" in printed
     branches = subprocess.run(
         ["git", "-C", str(repo), "branch", "--list", "ai-fix/*"], capture_output=True, text=True, check=True
     ).stdout
     assert "ai-fix/local-first-add-subtracts-instead-of-adding" in branches  # the crashed run's branch stays
     assert "ai-fix/local-add-subtracts-instead-of-adding" in branches
+
+
+SLOW_WITH_FLAG = "test -e slow.flag && sleep 120; python3 -m unittest discover -s tests -t . -v"
+"""The sample's tests, behind a two-minute sleep once the model has created `slow.flag`: a long tool step."""
+
+
+def test_a_run_killed_during_a_long_tool_step_leaves_nothing_in_the_way_of_the_same_run_again(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(env / "repo", sample_files(**{".github/ai-fix.yml": config(SLOW_WITH_FLAG)}))
+    task = "add() subtracts instead of adding\nThe tests fail with:\nAssertionError: -1 != 5"
+    monkeypatch.setenv("AIFIX_ANTHROPIC_API_KEY", "sk-ant-cli-test-key-0000000000")
+    flag = call("str_replace_based_edit_tool", command="create", path="slow.flag", file_text="x\n")
+    log = env / "first.log"
+    with serve_fake_api(ScriptedModel([turn("Plan.", PLAN), turn("Slow checks.", flag, CHECK)])) as (_, url):
+        monkeypatch.setenv("AIFIX_ANTHROPIC_BASE_URL", url)
+        with log.open("w") as out:
+            killed = subprocess.Popen(
+                [sys.executable, "-m", "bot.commands.main", "run", "--repo", str(repo), "--task", task, "--out", str(env / "first")],
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        try:
+            wait_until(lambda: "edit: create slow.flag" in log.read_text(), timeout=90)
+            time.sleep(2)  # the checks are running: sleeping in the sandbox
+            assert killed.poll() is None, log.read_text()
+        finally:
+            os.killpg(killed.pid, signal.SIGKILL)
+            killed.wait(10)
+    before = git_worktrees(repo)
+    assert len(before) == 2 and "ai-fix/local-add-subtracts-instead-of-adding" in git_branches(repo)
+    with serve_fake_api(ScriptedModel(list(DEMO_SCRIPT))) as (_, url):
+        monkeypatch.setenv("AIFIX_ANTHROPIC_BASE_URL", url)
+        code = main(["run", "--repo", str(repo), "--task", task, "--out", str(env / "second")])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert f"a killed run's worktree {before[1]} (its process is gone) was removed" in printed
+    assert "its branch ai-fix/local-add-subtracts-instead-of-adding held no checkpoint and was deleted" in printed
+    assert git_worktrees(repo) == before[:1] and list((env / "work" / "local").iterdir()) == []
+    assert "ai-fix/local-add-subtracts-instead-of-adding" in git_branches(repo)  # the second run's, accepted
+
+
+def git_worktrees(repo: Path) -> list[str]:
+    listing = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list", "--porcelain"], check=True, capture_output=True, text=True
+    )
+    return [line.split(" ", 1)[1] for line in listing.stdout.splitlines() if line.startswith("worktree ")]

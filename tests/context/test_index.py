@@ -16,7 +16,7 @@ from bot.context.repo import RepoFiles
 from bot.context.store import TagStore, cache_version
 from bot.context.tags import FileTags
 from bot.errors import AiFixError
-from tests.support.repos import git, make_repo, write
+from tests.support.repos import git, huge_file, make_repo, peak_bytes, write
 from tests.support.shop import SHOP, CountingParser
 
 CODE_FILES = sum(1 for path in SHOP if path.endswith((".py", ".js")))
@@ -231,3 +231,12 @@ def test_processes_writing_one_tag_store_at_once_lose_nothing(tmp_path: Path) ->
     assert [w.exitcode for w in workers] == [0, 0, 0]
     wanted = [f"blob{n * 1000 + k}" for n in range(3) for k in range(200)]
     assert len(TagStore(path, "v").get_many(wanted)) == 600
+
+
+def test_a_huge_source_file_is_left_out_of_the_index_without_being_read(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, {"lib/a.py": "def alpha():\n    return 1\n"})
+    huge_file(root / "lib" / "generated.py", "def huge():\n    return 2\n")
+    context, peak = peak_bytes(lambda: RepoContext(root, tmp_path / "cache"))
+    assert sorted(p for p in context.index.paths if p) == ["lib/a.py"]
+    assert peak < 16 << 20, f"{peak} bytes held to index two files"

@@ -4,7 +4,9 @@ respx (OpenAPI-checked), the fake Messages API on loopback, a bare repository as
 
 from __future__ import annotations
 
+import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import httpx
 import pytest
 
 from bot.delivery.github_out import HANDOFF_LABEL
+from bot.job.paths import trace_file
 from bot.markers import PR_KIND, find_marker
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, Turn, call, turn
@@ -84,6 +87,46 @@ def test_agent_stop_mid_run_pushes_the_work_and_opens_a_draft_handoff(worker: Wo
     assert "Return a plus b" in _show(worker.bare, f"{pr['head']['ref']}:calc.py"), (
         "the checkpointed edit is on the remote"
     )
+
+
+class Killed(BaseException):
+    """The worker process dying: nothing of that attempt runs after it (no handler catches a BaseException)."""
+
+
+def test_a_worker_killed_mid_job_keeps_the_budget_spent_and_the_first_attempts_trace(
+    worker: Worker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looking = turn("Look again.", call("str_replace_based_edit_tool", command="view", path="calc.py"))
+    worker.model_api.scripted = ScriptedModel([turn("Plan.", PLAN), *[looking] * 12])  # never finishes
+    save_state = worker.store.save_state
+
+    def killed_after_step_3(job_id: int, state: dict) -> None:
+        save_state(job_id, state)
+        if state.get("delivery", {}).get("spent", {}).get("steps") == 3:
+            raise Killed  # right after the third step was stored with the job
+
+    monkeypatch.setattr(worker.store, "save_state", killed_after_step_3)
+    with pytest.raises(Killed):
+        worker.attempt()
+    monkeypatch.setattr(worker.store, "save_state", save_state)
+    dead = worker.job()
+    assert dead["status"] == "running" and dead["state"]["delivery"]["spent"]["steps"] == 3
+    first_cost = dead["state"]["delivery"]["spent"]["cost_usd"]
+    assert first_cost > 0 and dead["state"]["delivery"]["spent"]["usage"]["output_tokens"] > 0
+
+    worker.store.clock = lambda: time.time() + 61  # the dead worker's 60 s lease has run out
+    worker.attempt()
+    job = worker.job()
+    assert job["attempts"] == 2 and job["status"] == "handed_off"
+    assert "the step limit (5) was reached" in job["reason"], "5 steps in all for a 5-step budget, not 3 + 5"
+    assert (
+        job["state"]["delivery"]["spent"]["steps"] == 5 and job["state"]["delivery"]["spent"]["cost_usd"] > first_cost
+    )
+    records = [json.loads(line) for line in trace_file(job["state"]["delivery"]["job_dir"]).read_text().splitlines()]
+    steps = [(r["attempt"], r["step"]) for r in records if r["kind"] == "step"]
+    assert steps == [(1, 1), (1, 2), (1, 3), (2, 4), (2, 5)], "appended: the first attempt's records are kept"
+    assert {r["attempt"] for r in records if r["kind"] == "start"} == {1, 2}
+    assert [r["attempt"] for r in records if r["kind"] == "end"][-1] == 2
 
 
 def _show(bare: Path, spec: str) -> str:

@@ -3,7 +3,9 @@ run with the scripted backend in-process (real repo, real bwrap sandbox, real ch
 
 from __future__ import annotations
 
+import itertools
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from bot.commands.demo import make_repo
 from bot.context.provider import RepoContext
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles
-from bot.contract.models import Budget, ModelConfig, Scope, TaskContract
+from bot.contract.models import Check, ModelConfig, TaskContract
 from bot.loop.editor import edit
 from bot.loop.harness import Harness, LoopConfig
 from bot.loop.loop import Loop
@@ -31,10 +33,10 @@ from bot.redact import MASK
 from bot.sandbox.select import open_sandbox
 from bot.settings import load_settings
 from bot.workspace.branch import branch_name
-from bot.workspace.gate import PatchGate
 from bot.workspace.git import Workspace
 from bot.workspace.models import DiffStats
-from tests.support.runs import CHECK, FIX, MODEL, PLAN, SAMPLE_CRITERIA, config, sample_files, sample_issue
+from tests.support.repos import FolderTree
+from tests.support.runs import CHECK, FINISH, FIX, MODEL, PLAN, SAMPLE_CRITERIA, config, sample_files, sample_issue
 
 
 def run_of(*results: CheckResult) -> CheckRun:
@@ -72,17 +74,9 @@ def test_search_code_caps_filters_and_skips_secret_files(tmp_path: Path) -> None
     assert search_code(tmp_path, "absent") == "no match for 'absent'"
 
 
-class Tree:
-    """A plain folder as the editor's workspace (no git needed for these commands)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.gate = PatchGate(path, Scope(), Budget())
-
-
 def test_editor_view_insert_create_and_refusals(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("a = 1\nb = 2\n")
-    tree = Tree(tmp_path)
+    tree = FolderTree(tmp_path)
     viewed = edit(tree, tree.gate, EditInput(command="view", path="m.py", view_range=[2, -1]), DiffStats())
     assert viewed.ok and viewed.text == "     2\tb = 2"
     inserted = edit(
@@ -242,6 +236,92 @@ def test_the_wall_time_limit_is_checked_before_each_model_call(loop_parts) -> No
     result = loop.run()
     assert result.outcome == "handed_off" and "wall-time limit (2 min" in result.reason
     assert 0 < len(model.requests) < 10
+
+
+def test_a_check_still_running_when_the_wall_time_runs_out_is_stopped_there(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    began, calls = time.monotonic(), itertools.count()
+
+    def clock() -> float:  # the run started 50 s ago: about 4 s are left before the 54 s (1 min less 10%)
+        return 0.0 if next(calls) == 0 else 50.0 + time.monotonic() - began
+
+    slow = Check(name="tests", run="sleep 120", timeout=600)
+    loop, model = loop_parts(
+        [turn("plan", PLAN)], contract_update={"checks": [slow]}, budget_update={"max_wall_minutes": 1}, clock=clock
+    )
+    result = loop.run()
+    baseline = result.baseline.results[0]
+    assert baseline.status == "timeout" and "the run's wall-time budget ran out" in baseline.reason
+    assert baseline.duration_s < 30, "the check ran on past the budget"
+    assert result.outcome == "handed_off" and "wall-time limit (1 min" in result.reason and model.requests == []
+
+
+WRITES_FILES = (
+    "printf '[submodule \"x\"]\\n\\tpath = x\\n\\turl = https://evil.example/x.git\\n' > .gitmodules"
+    " && echo '* filter=evil' > .gitattributes && echo 'import os' > conftest.py"
+    " && mkdir -p notes && echo written > notes/report.txt && rm -f README.md"
+    " && python3 -m unittest discover -s tests -t . -v"
+)
+"""The sample's tests, run by a check that also writes repository plumbing and files of its own and deletes
+a committed file (the sandbox user cannot change the files the host wrote; see tests/workspace for that)."""
+
+
+def test_only_what_the_model_wrote_is_committed_and_what_the_checks_wrote_is_listed(loop_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    writes = Check(name="tests", run=WRITES_FILES, timeout=60)
+    loop, _ = loop_parts(
+        [turn("plan", PLAN), turn("fix", FIX, CHECK), turn("done", FINISH)], contract_update={"checks": [writes]}
+    )
+    result = loop.run()
+    assert result.outcome == "accepted", result.reason
+    ws = loop.h.workspace
+    committed = ws.git("diff", "--name-only", ws.base_sha, ws.head_sha).stdout.decode().split()
+    assert committed == ["calc.py"], "only the model's edit is in the checkpoints"
+    calc = ws.git("show", f"{ws.head_sha}:calc.py").stdout.decode()
+    assert "return a + b" in calc and (ws.path / "README.md").is_file(), "the deleted file was put back"
+    assert not (ws.path / ".gitmodules").exists() and not (ws.path / "conftest.py").exists()
+    records = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    kept = [a["checkpoint"] for r in records if r["kind"] == "step" for a in r["actions"] if a.get("checkpoint")]
+    assert kept and kept[0]["discarded"] == [
+        ".gitattributes",
+        ".gitmodules",
+        "README.md",
+        "conftest.py",
+        "notes/report.txt",
+    ]
+
+
+BUILDS = "echo built > stamp.txt && mkdir -p 'calc [x].egg-info' && echo v > 'calc [x].egg-info/PKG-INFO'"
+"""A setup that writes outside the sample's ignore rules, as `pip install -e .` writes an egg-info."""
+
+
+def test_what_setup_wrote_stays_for_the_checks_and_is_never_committed(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    needs = Check(
+        name="tests",
+        run="test -f stamp.txt && test -f 'calc [x].egg-info/PKG-INFO' && python3 -m unittest discover -s tests -t . -v",
+        timeout=60,
+    )
+
+    class Lines(Silent):
+        said: list[str] = []
+
+        def say(self, line: str) -> None:
+            self.said.append(line)
+
+    reporter = Lines()
+    loop, _ = loop_parts(
+        [turn("plan", PLAN), turn("fix", FIX, CHECK), turn("done", FINISH)],
+        contract_update={"checks": [needs], "setup": [BUILDS]},
+        reporter=reporter,
+    )
+    result = loop.run()
+    assert result.outcome == "accepted", result.reason
+    assert [r.status for r in result.baseline.results] == ["fail"], "the baseline ran with what setup wrote"
+    ws = loop.h.workspace
+    committed = ws.git("diff", "--name-only", ws.base_sha, ws.head_sha).stdout.decode().split("\n")
+    assert committed == ["calc.py", ""], "what setup wrote is not the model's change"
+    assert (ws.path / "stamp.txt").is_file() and (ws.path / "calc [x].egg-info" / "PKG-INFO").is_file()
+    ws.rollback()  # git clean leaves it too
+    assert (ws.path / "stamp.txt").is_file() and ws.untracked() == set()
+    assert "setup wrote 2 paths git does not ignore, kept out of the change: calc [x].egg-info/, stamp.txt" in reporter.said
 
 
 def test_model_given_on_the_command_line_wins_and_says_so() -> None:

@@ -238,14 +238,29 @@ def test_malformed_tool_input_becomes_an_error_result(tmp_path: Path) -> None:
     assert "malformed input" in user_text(run.fake.bodies[2])
 
 
-def test_environment_error_hands_off_without_model_turns(tmp_path: Path) -> None:
-    files = sample_files(**{".github/ai-fix.yml": config(check="pytestx -q")})
+@pytest.mark.parametrize(
+    ("check", "named"),
+    [
+        ("pytestx -q", "command not found: pytestx"),
+        # Debian's own Python has no pytest: "/usr/bin/python3: No module named pytest".
+        ("/usr/bin/python3 -m pytest -q", "missing Python module 'pytest'"),
+    ],
+)
+def test_environment_error_hands_off_without_model_turns(tmp_path: Path, check: str, named: str) -> None:
+    if check.startswith("/usr/bin/python3") and importable_by_system_python("pytest"):
+        pytest.skip("this machine's /usr/bin/python3 has pytest installed")
+    files = sample_files(**{".github/ai-fix.yml": config(check=check)})
     run = run_local(tmp_path, DEMO_SCRIPT, files=files)
     assert run.result.outcome == "handed_off"
-    assert run.result.reason.startswith("environment error: check 'tests' could not run")
-    assert "pytestx" in run.result.reason
+    assert run.result.reason.startswith(f"environment error: check 'tests' could not run: {named}")
     assert run.fake.bodies == [] and run.result.steps == 0
     assert run.result.handoff.next_steps
+
+
+def importable_by_system_python(module: str) -> bool:
+    return (
+        subprocess.run(["/usr/bin/python3", "-c", f"import {module}"], check=False, capture_output=True).returncode == 0
+    )
 
 
 def test_a_configured_check_stays_strict_and_says_what_would_add_the_tool(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 
@@ -92,3 +93,15 @@ def test_unknown_model_costs_null_with_a_warning_never_a_refusal(caplog: pytest.
     assert response.cost_usd is None
     assert response.tool_calls[0].name == "finish"
     assert "claude-future-9" in caplog.text and "prices.json" in caplog.text
+
+
+def test_a_call_gets_no_more_time_than_the_run_has_left_retries_included() -> None:
+    with serve_fake_api(ScriptedModel([turn("late", call("finish", summary="ok"))] * 3)) as (fake, url):
+        fake.delay_s = 4.0  # a hung API: every answer comes after the time left
+        model = anthropic_model(url)
+        began = time.monotonic()
+        with pytest.raises(ModelError, match="wall-time budget"):
+            model.complete(request().model_copy(update={"timeout_s": 1.0}))
+        spent = time.monotonic() - began
+    assert spent < 3.0, f"the call took {spent:.1f} s with 1 s left"
+    assert len(fake.bodies) == 1, "no retry started once the time was spent"

@@ -10,6 +10,7 @@ Completions fake lives in `tests.support.chat_api`. The real SDK clients are poi
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,6 +45,8 @@ class FakeModelAPI:
         """Each request's path, in the same order."""
         self.failures: list[tuple[int, dict[str, str]]] = []
         """Statuses (with headers) to answer the next calls with, before any scripted turn."""
+        self.delay_s = 0.0
+        """Seconds each answer waits before it is sent (a slow or hung API)."""
         self.app = Starlette(routes=[Route(r, self.endpoint, methods=["POST"]) for r in self.routes])
 
     async def endpoint(self, request: Request) -> JSONResponse:
@@ -51,6 +54,7 @@ class FakeModelAPI:
         self.bodies.append(raw)
         self.headers.append(dict(request.headers))
         self.paths.append(request.url.path)
+        await asyncio.sleep(self.delay_s)
         if (problem := self.check(raw)) is not None:
             return JSONResponse(self.error(400, problem), status_code=400)
         if self.failures:

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+from bot.contract.models import Budget, Scope
+from bot.workspace.gate import PatchGate
 
 _ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}  # fmt: skip
+
+
+T = TypeVar("T")
 
 
 def git(repo: Path, *args: str) -> str:
@@ -46,3 +55,30 @@ def git_as_user(*args: str, cwd: Path | str) -> str:
     )
     done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
     return done.stdout.strip()
+
+
+def huge_file(path: Path, head: str, size: int = 256 << 20) -> Path:
+    """A sparse file of `size` bytes that starts with `head`: far larger than anything ai-fix should read whole,
+    without taking the disk (the rest is a hole, read as NUL bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        fh.write(head.encode())
+        fh.truncate(size)
+    return path
+
+
+def peak_bytes(work: Callable[[], T]) -> tuple[T, int]:
+    """What `work()` returns and the most memory Python held for it at once (tracemalloc's peak)."""
+    tracemalloc.start()
+    try:
+        return work(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+class FolderTree:
+    """A plain folder as the editor's workspace (no git needed for its commands)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.gate = PatchGate(path, Scope(), Budget())

@@ -165,7 +165,7 @@ def test_a_trace_begun_afresh_makes_the_page_reload(service: Service, traced: tu
     got: list[tuple[str, dict]] = []
     events(service, signed(job_id, path="/events") + "&from=2", got, until=1)
     time.sleep(0.4)
-    Trace(trace.path, [])  # a new attempt writes its trace anew
+    trace.path.write_text("")  # a new `ai-fix run` into the same --out begins the trace anew
     assert wait_for(got, 1)[0][0] == "restart"
     late: list[tuple[str, dict]] = []
     events(service, signed(job_id, path="/events") + "&from=5", late, until=1)

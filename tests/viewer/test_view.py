@@ -48,6 +48,7 @@ def test_the_reader_takes_complete_lines_only_and_notices_a_trace_begun_afresh(t
         fh.write('ep", "step": 2}\nnot json at all\n')
     assert reader.read() == [{"kind": "step", "step": 2}, {"kind": "unreadable", "text": "not json at all"}]
     assert not reader.restarted
+    path.write_text("")  # a new `ai-fix run` into the same --out begins the trace anew
     Trace(path, []).append(
         StartRecord(title="again", model="m", small_model="s", model_reason="", branch="b", base_sha="1")
     )

@@ -67,9 +67,11 @@ def test_attempts_are_kept_on_their_own_branch_on_top_of_each_other(ws: Workspac
 
 def test_save_work_keeps_a_refused_change_on_the_attempts_branch(ws: Workspace) -> None:
     from bot.contract.models import Budget, Scope
-    from bot.workspace.gate import PatchGate
+    from bot.workspace.gate import PatchGate, apply_write
 
-    (ws.path / "src" / "app.py").write_text("outside the scope\n")
-    note = ws.save_work("wip", gate=PatchGate.over(ws, Scope(allow=["docs/**"]), Budget()))
-    assert f"kept on branch {ws.attempts_branch}" in note and ws.has_attempts
+    gate = PatchGate.over(ws, Scope(allow=["src/**"]), Budget())
+    assert apply_write(ws, "src/app.py", "written through the gate\n", gate, ws.stats()).allowed
+    (ws.path / "src" / "app.py").chmod(0o755)  # then made executable, as a check might: the change is refused
+    note = ws.save_work("wip", gate=gate)
+    assert f"kept on branch {ws.attempts_branch}" in note and "executable" in note and ws.has_attempts
     assert ws.head_sha == ws.base_sha and not ws.stats().files

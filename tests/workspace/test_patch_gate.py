@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.contract.globs import glob_match
+from bot.contract.globs import glob_match, path_in_scope
 from bot.contract.models import ALWAYS_DENIED, Budget, Scope
 from bot.errors import AiFixError, PolicyViolation
 from bot.workspace.gate import MAX_FILE_BYTES, GateRefusal, PatchGate, apply_write, canonical_path, line_counts
@@ -364,3 +364,20 @@ def test_no_generated_write_lands_outside_the_workspace(root: Path, path: str) -
     if decision.allowed:
         written = root / decision.path
         assert not written.is_symlink() and written.read_text() == "pwned\n"
+
+
+@pytest.mark.parametrize("path", [".gitmodules", "vendor/lib/.gitmodules", ".gitattributes", "src/.GitAttributes"])
+def test_repository_plumbing_is_protected_whatever_the_scope(root: Path, path: str) -> None:
+    decision = PatchGate(root, Scope(allow=["**", path]), Budget()).check_path(path)
+    assert not decision.allowed and "is protected" in decision.reason
+    assert not path_in_scope(path, Scope(allow=["**", path]))
+
+
+@pytest.mark.parametrize("path", ["AGENTS.md", "pkg/AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"])
+def test_agent_instruction_files_are_denied_unless_the_scope_names_them(root: Path, path: str) -> None:
+    refused = gate_for(root).check_path(path)
+    assert not refused.allowed and "agent instruction file" in refused.reason and f"['{path}']" in refused.reason
+    assert not path_in_scope(path, Scope(allow=["**"])) and not path_in_scope(path, Scope(allow=["**/*.md"]))
+    named = Scope(allow=["src/**", path])
+    assert PatchGate(root, named, Budget()).check_path(path).allowed and path_in_scope(path, named)
+    assert not PatchGate(root, Scope(allow=["**", "OTHER.md"]), Budget()).check_path(path).allowed

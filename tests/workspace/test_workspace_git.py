@@ -273,24 +273,45 @@ def test_diff_and_stats_cover_the_whole_change_including_new_files(ws: Workspace
     assert ws.read_base("src/util.py") == b"X = 1\n" and ws.read_base("src/new.py") is None
 
 
-def test_a_gated_checkpoint_keeps_nothing_that_breaks_the_rules(ws: Workspace) -> None:
+def test_a_gated_checkpoint_keeps_only_what_was_written_through_the_gate(ws: Workspace) -> None:
     gate = PatchGate(ws.path, Scope(), Budget(), base_reader=ws.read_base)
-    (ws.path / "src" / "util.py").write_text("X = 2\n")
-    assert ws.checkpoint("fine", gate=gate)
-    # What the project's checks might leave in the tree: a workflow, a symlink, an executable bit.
+    assert apply_write(ws, "src/util.py", "X = 2\n", gate, ws.stats()).allowed
+    # What the project's checks might leave in the tree: a workflow, a symlink, plumbing, other changes.
     (ws.path / ".github" / "workflows").mkdir(parents=True)
     (ws.path / ".github" / "workflows" / "x.yml").write_text("on: push\n")
     (ws.path / "escape").symlink_to("/etc/passwd")
-    (ws.path / "src" / "app.py").chmod(0o755)
-    head = ws.head_sha
-    with pytest.raises(PolicyViolation) as caught:
-        ws.checkpoint("sneaky", gate=gate)
-    message = str(caught.value)
-    assert "protected" in message and "symbolic link" in message and "executable" in message
-    assert ws.head_sha == head
-    assert git("diff", "--cached", "--name-only", cwd=ws.path) == ""
-    ws.rollback()
-    assert ws.checkpoint("after rollback", gate=gate) is None
+    (ws.path / ".gitmodules").write_text('[submodule "x"]\n\turl = https://evil.example/x.git\n')
+    (ws.path / "src" / "app.py").write_text("changed by a check\n")
+    (ws.path / "src" / "util.py").write_text("X = 666\n")  # after the model wrote it
+    (ws.path / "README.md").unlink()
+    (ws.path / "run.log").write_text("ignored: never committed, left alone\n")
+    sha = ws.checkpoint("fine", gate=gate)
+    assert sha and git("diff", "--name-only", ws.base_sha, sha, cwd=ws.path).split() == ["src/util.py"]
+    assert (
+        git("show", f"{sha}:src/util.py", cwd=ws.path) == "X = 2"
+        and (ws.path / "src" / "util.py").read_text() == "X = 2\n"
+    )
+    assert gate.take_discarded() == [
+        ".github/workflows/x.yml",
+        ".gitmodules",
+        "README.md",
+        "escape",
+        "src/app.py",
+        "src/util.py",
+    ]
+    assert not (ws.path / "escape").is_symlink() and (ws.path / "README.md").read_text() == "# demo\n"
+    assert (ws.path / "run.log").is_file()
+    # A .gitignore a check rewrote to hide its file: once that is put back, the file is seen and removed too.
+    (ws.path / ".gitignore").write_text("*\n")
+    (ws.path / "hidden.py").write_text("x = 1\n")
+    assert ws.checkpoint("nothing", gate=gate) is None and not (ws.path / "hidden.py").exists()
+    assert gate.take_discarded() == [".gitignore", "hidden.py"]
+    # The rules still hold for what was written through the gate: made executable by a check, it is refused.
+    assert apply_write(ws, "src/util.py", "X = 4\n", gate, ws.stats()).allowed
+    (ws.path / "src" / "util.py").chmod(0o755)
+    with pytest.raises(PolicyViolation, match="executable"):
+        ws.checkpoint("mode", gate=gate)
+    assert ws.head_sha == sha and git("diff", "--cached", "--name-only", cwd=ws.path) == ""
 
 
 def test_apply_write_then_checkpoint(ws: Workspace) -> None:
