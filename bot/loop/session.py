@@ -6,9 +6,10 @@ builds it once from the settings, and both `ai-fix run` and the GitHub job run t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.checks.bound import SandboxChecks
 from bot.context.base import ContextProvider
@@ -49,8 +50,11 @@ def run_session(
     trace_path: Path,
     reporter: Reporter,
     model_override: str | None = None,
+    loop_settings: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Run the loop once; the trace is written as it goes and the sandbox is closed however it ends."""
+    """Run the loop once; the trace is written as it goes and the sandbox is closed however it ends.
+
+    `loop_settings` overrides LoopConfig's context sizes and reserve (`ai-fix eval --config`)."""
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
     model = kit.open_model(choice)
     sandbox = kit.open_sandbox(workspace.path, contract.sandbox)
@@ -63,7 +67,9 @@ def run_session(
             checks=SandboxChecks(sandbox, contract, secrets),
             context=kit.open_context(workspace.path, repo),
             trace=Trace(trace_path, secrets),
-            config=LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason),
+            config=LoopConfig(
+                model=choice.name, small_model=choice.small, model_reason=choice.reason, **(loop_settings or {})
+            ),
             secrets=secrets,
             reporter=reporter,
         )
