@@ -166,4 +166,35 @@ def test_bad_input_stops_before_any_run(env: Path, capsys: pytest.CaptureFixture
 
 def test_list_sets_names_the_shipped_set(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "--list-sets"]) == 0
-    assert "pypi-fixes: 6 tasks." in capsys.readouterr().out
+    assert "pypi-fixes: 7 tasks." in capsys.readouterr().out
+
+
+def test_configs_lock_the_model_and_compare_harnesses(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (env / "roomy.yml").write_text("budget:\n  max_steps: 12\n")
+    (env / "tight.yml").write_text("name: two-steps\nbudget:\n  max_steps: 2\nloop:\n  history_tokens: 600\n")
+    tasks = write_tasks(env / "tasks.jsonl", [task_row()])
+    out = env / "out"
+    with serve_index() as (_index, simple):
+        monkeypatch.setenv("AIFIX_EVAL_INDEX_URL", simple)
+        argv = [
+            "eval",
+            str(tasks),
+            "--model",
+            "noop",
+            "--config",
+            str(env / "roomy.yml"),
+            "--config",
+            str(env / "tight.yml"),
+        ]
+        assert main([*argv, "--sandbox", "bwrap", "--out", str(out)]) == 0
+    document = report(out)
+    assert [c["locked"] for c in document["comparisons"]] == ["model: noop"]  # one model: no table of models
+    assert document["configs"]["two-steps"] == {"budget": {"max_steps": 2}, "loop": {"history_tokens": 600}}
+    runs = {t["variant"]: t for t in document["tasks"]}
+    assert runs["noop@roomy"]["outcome"] == "unverified" and runs["noop@roomy"]["steps"] == 4
+    # The budget reached the run through the task's .github/ai-fix.yml: two steps, then the loop stopped.
+    assert runs["noop@two-steps"]["steps"] == 2 and runs["noop@two-steps"]["outcome"] != "accepted"
+    assert "## Harnesses compared, model locked (noop)" in (out / "report.md").read_text()
+    assert capsys.readouterr().out.count("| `noop@two-steps` |") == 1
