@@ -4,6 +4,7 @@ the real bwrap sandbox, the calibration policies and a model behind the fake Mes
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from bot.commands.main import main
 from bot.model.scripted import ScriptedModel, Turn, call, turn
-from tests.support.eval_tasks import FAIL_TO_PASS, serve_index, task_row, write_tasks
+from tests.support.eval_tasks import FAIL_TO_PASS, serve_index, swe_row, task_row, write_tasks
 from tests.support.model import serve_fake_api
 from tests.support.runs import MODEL
 from tests.support.sandbox import python_paths
@@ -198,3 +199,28 @@ def test_configs_lock_the_model_and_compare_harnesses(
     assert runs["noop@two-steps"]["steps"] == 2 and runs["noop@two-steps"]["outcome"] != "accepted"
     assert "## Harnesses compared, model locked (noop)" in (out / "report.md").read_text()
     assert capsys.readouterr().out.count("| `noop@two-steps` |") == 1
+
+
+def test_a_swe_bench_row_runs_from_a_mirror_at_its_base_commit(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repos = env / "repos"
+    repos.mkdir()
+    tasks = write_tasks(env / "tasks.jsonl", [swe_row(repos)])
+    out = env / "out"
+    assert (
+        main(["eval", str(tasks), "--model", "oracle", "--repos", str(repos), "--sandbox", "bwrap", "--out", str(out)])
+        == 0
+    )
+    [run] = report(out)["tasks"]
+    assert run["class"] == "automatic" and run["hidden"]["fail_to_pass"] == dict.fromkeys(FAIL_TO_PASS, "pass")
+    clone = Path(run["repo"])
+    # The run's clone holds the base commit on main, its own branch, and nothing of the mirror's later commits.
+    assert "the tests" not in git_log(clone, "--all") and "the fix" not in git_log(clone, "--all")
+    assert "initial" in git_log(clone, "main")
+    assert main(["eval", str(tasks), "--model", "oracle", "--sandbox", "bwrap", "--out", str(env / "o2")]) == 1
+    assert "pass --repos DIR holding tally__tally.git" in capsys.readouterr().err
+
+
+def git_log(repo: Path, *refs: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%s", *refs], capture_output=True, text=True, check=True
+    ).stdout

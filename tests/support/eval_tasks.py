@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tests.support.repos import commit, git, make_repo
 from tests.support.server import serve
 
 BASE_CODE = '''"""Counting words."""
@@ -155,6 +156,22 @@ def task_row(instance_id: str = "tally-1.0.1", **changes: Any) -> dict[str, Any]
         "checks": [pytest_check()],
     }
     return row | changes
+
+
+def swe_row(repos: Path) -> dict[str, Any]:
+    """The same fix as a SWE-bench row: `repos/tally__tally.git` (a bare mirror made with git), the base commit
+    with a newer commit on top (which the run must not see), the gold fix and the hidden tests as diffs."""
+    work = repos / "work"
+    make_repo(work, {"tally.py": BASE_CODE, "tests/test_tally.py": BASE_TESTS})
+    base = git(work, "rev-parse", "HEAD").strip()
+    commit(work, {"tally.py": FIXED_CODE}, "the fix")
+    patch = git(work, "diff", base, "HEAD", "--", "tally.py")
+    commit(work, {"tests/test_tally.py": FIXED_TESTS}, "the tests")
+    test_patch = git(work, "diff", "HEAD~1", "HEAD", "--", "tests")
+    git(repos, "clone", "-q", "--mirror", str(work), str(repos / "tally__tally.git"))
+    row = task_row("tally__tally-1", repo="tally/tally", base_commit=base, patch=patch, test_patch=test_patch)
+    row.pop("pypi")
+    return row
 
 
 def write_tasks(path: Path, rows: list[dict[str, Any]]) -> Path:
