@@ -54,28 +54,17 @@ def record(klass: Class, outcome: str, **fields: Any) -> TaskRecord:
 
 
 def test_summary_counts_errors_apart_and_sums_the_cache_share() -> None:
+    figures = {"rounds": (2, 1), "steps": (5, 3), "usd": (0.02, 0.04), "wall_s": (10, 20), "rolled_back": (False, True)}
+    incorrect, partial = ({k: v[i] for k, v in figures.items()} for i in (0, 1))
     records = [
         record(
             "incorrect",
             "accepted",
             hidden=hidden(["fail"]),
-            rounds=2,
-            steps=5,
-            usd=0.02,
-            wall_s=10,
             tokens=Tokens(input=100, output=10, cache_read=300),
+            **incorrect,
         ),
-        record(
-            "partial",
-            "unverified",
-            hidden=hidden(["pass"]),
-            rounds=1,
-            steps=3,
-            usd=0.04,
-            wall_s=20,
-            rolled_back=True,
-            tokens=Tokens(input=100, output=30),
-        ),
+        record("partial", "unverified", hidden=hidden(["pass"]), tokens=Tokens(input=100, output=30), **partial),
         record("error", "", error="the index is down"),
     ]
     s = summarize("v", records)
