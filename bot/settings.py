@@ -98,6 +98,10 @@ class Settings(BaseSettings):
     """Where job workspaces and traces are kept on the host."""
     pipeline: str = "bot.commands.toolkit:delivery_pipeline"
     """What a job runs after its snapshot: "module:factory", the factory takes the settings and returns a Pipeline."""
+    eval_cache: Path = Path("~/.cache/ai-fix/sdists")
+    """Where `ai-fix eval` keeps the source releases it downloads for tasks built from PyPI (checked by sha256)."""
+    eval_index_url: str = "https://pypi.org/simple"
+    """The package index (PEP 691 simple API) `ai-fix eval` downloads those releases from."""
     public_url: str | None = None
     """Where people reach this service (https://ai-fix.example.com); run-viewer links are built from it."""
     viewer_secret: SecretStr | None = None

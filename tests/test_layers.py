@@ -17,7 +17,7 @@ FLOORS: list[set[str]] = [
     {"checks"},
     {"evidence"},
     {"loop"},
-    {"delivery"},
+    {"delivery", "eval"},
     {"job"},
     {"viewer"},
     {"intake"},

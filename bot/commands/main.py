@@ -18,6 +18,7 @@ HANDLERS = {
     "demo": "bot.commands.demo:demo_main",
     "context": "bot.commands.context:context_main",
     "view": "bot.commands.view:view_main",
+    "eval": "bot.commands.eval:eval_main",
 }
 
 
@@ -66,6 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("trace", help="the trace.jsonl of a run (ai-fix run --out DIR writes DIR/trace.jsonl)")
     view.add_argument("--port", type=int, default=8765, help="port on this machine (0: any free port)")
     view.add_argument("--host", default="127.0.0.1", help="address to listen on (the page has no login: keep it local)")
+
+    ev = sub.add_parser("eval", help="run tasks with hidden tests and classify what ai-fix delivered, per model")
+    ev.add_argument("tasks", nargs="?", help="TASKS.jsonl (SWE-bench rows, or pypi release pairs) or a shipped set")
+    ev.add_argument(
+        "--model", action="append", help="a model spec as for ai-fix run, or oracle / noop; repeat to compare"
+    )
+    ev.add_argument("--config", action="append", help="a YAML file of loop settings (budget, loop); repeat to compare")
+    ev.add_argument("--out", default=None, help="folder for report.json, report.md, the chart and each run's files")
+    ev.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own sandbox")
+    ev.add_argument("--repos", default=None, help="folder of owner__name.git mirrors (or owner__name clones)")
+    ev.add_argument("--sandbox", default=None, choices=["auto", "podman", "docker", "bwrap"])
+    ev.add_argument("--resume", action="store_true", help="continue the eval in --out, skipping finished runs")
+    ev.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+    ev.add_argument("--list-sets", action="store_true", help="name the task sets shipped with ai-fix")
     return parser
 
 

@@ -8,10 +8,10 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from bot.checks.models import SetupReport
 from bot.commands.plans import PlanFile, describe_plan, load_approach, plan_path, save_plan
@@ -38,15 +38,20 @@ from bot.workspace.git import Workspace
 from bot.workspace.stale import claim, clear_dead_runs
 
 
+def markdown_of(text: str) -> str:
+    """Plain text as `# title` + body: the first line is the title (a leading `#` is dropped), the rest the body."""
+    title, _, body = text.strip().partition("\n")
+    title = title.lstrip("#").strip()
+    return f"# {title}\n\n{body.strip() or title}\n"
+
+
 def task_markdown(args: argparse.Namespace) -> str:
     """The task as `# title` + body, from --issue FILE.md or --task TEXT."""
     if args.issue:
         return read_issue_file(args.issue)
-    text = args.task.strip()
-    if not text:
+    if not args.task.strip():
         raise ConfigError("--task is empty: describe the task, e.g. --task 'divide() crashes on zero'")
-    title, _, body = text.partition("\n")
-    return f"# {title.strip()}\n\n{body.strip() or title.strip()}\n"
+    return markdown_of(args.task)
 
 
 def describe_contract(contract: TaskContract) -> list[str]:
@@ -137,8 +142,10 @@ def execute(
     label: str = "",
     viewable: bool = True,
     approach: ApprovedApproach | None = None,
+    loop_settings: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Contract, workspace, sandbox, loop, outputs; shared by `ai-fix run` and `ai-fix demo` (label "replay").
+    """Contract, workspace, sandbox, loop, outputs; shared by `ai-fix run`, `ai-fix demo` (label "replay") and
+    every run of `ai-fix eval` (which gives `loop_settings`, its --config's context sizes).
 
     `viewable`: say how to open the run in the viewer (not for the demo, whose trace is removed after it).
     `approach`: the approach of a plan to follow (`--approach N`).
@@ -173,6 +180,7 @@ def execute(
             trace_path=out / "trace.jsonl",
             reporter=LineReporter(say),
             model_override=model_name,
+            loop_settings=loop_settings,
         )
     write_outputs(result, out, secrets)
     cost = "unknown" if result.cost.usd is None else f"${result.cost.usd:.4f}"

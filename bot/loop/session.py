@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bot.checks.bound import SandboxChecks, Unavailable
 from bot.checks.setup import setup_key
@@ -70,14 +71,27 @@ def run_session(
     attempt: int = 1,
     spent: Spent | None = None,
     keep_spent: Callable[[Spent], None] = lambda _spent: None,
+    loop_settings: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Run the loop once; the trace is appended to as it goes and the sandbox is closed however it ends.
 
     A job's later attempt passes its number and what the earlier ones `spent` (stored by `keep_spent` after
     every step), so the budget counts across attempts and the trace keeps every attempt's records.
+    `loop_settings` overrides LoopConfig's context sizes and reserve (`ai-fix eval --config`).
     """
     with _harness(
-        contract, workspace, kit, repo, secrets, trace_path, reporter, model_override, attempt, spent, keep_spent
+        contract,
+        workspace,
+        kit,
+        repo,
+        secrets,
+        trace_path,
+        reporter,
+        model_override,
+        attempt,
+        spent,
+        keep_spent,
+        loop_settings=loop_settings,
     ) as harness:
         return Loop(harness).run()
 
@@ -114,6 +128,8 @@ def _harness(
     attempt: int = 1,
     spent: Spent | None = None,
     keep_spent: Callable[[Spent], None] = lambda _spent: None,
+    *,
+    loop_settings: Mapping[str, Any] | None = None,
 ) -> Iterator[Harness]:
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
     model = kit.open_model(choice)
@@ -140,7 +156,9 @@ def _harness(
             checks=checks,
             context=kit.open_context(workspace.path, repo),
             trace=Trace(trace_path, secrets, attempt=attempt),
-            config=LoopConfig(model=choice.name, small_model=choice.small, model_reason=choice.reason),
+            config=LoopConfig(
+                model=choice.name, small_model=choice.small, model_reason=choice.reason, **(loop_settings or {})
+            ),
             secrets=secrets,
             reporter=reporter,
             spent=spent or Spent(),
