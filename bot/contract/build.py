@@ -16,6 +16,7 @@ from bot.contract.kind import for_reviewer, task_kind
 from bot.contract.models import (
     Budget,
     Check,
+    CiConfig,
     Conventions,
     Criterion,
     ModelConfig,
@@ -256,6 +257,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         budget=budget,
         sandbox=SandboxConfig(**config.sandbox.model_dump()) if config else SandboxConfig(),
         model=ModelConfig(**config.model.model_dump()) if config else ModelConfig(),
+        ci=CiConfig(**config.ci.model_dump()) if config else CiConfig(),
         feedback=feedback,
         provenance=Provenance(
             repo=snapshot.repo,

@@ -13,7 +13,7 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from bot.contract.models import Budget, ModelConfig, SandboxConfig
+from bot.contract.models import Budget, CiConfig, ModelConfig, SandboxConfig
 from bot.errors import ConfigError
 
 CONFIG_PATH = ".github/ai-fix.yml"
@@ -79,6 +79,17 @@ class ModelEntry(ModelConfig):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class CiEntry(CiConfig):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("max_rounds")
+    @classmethod
+    def _not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError("must be 0 or more (0: no CI rounds, re-runs only)")
+        return value
+
+
 class RepoConfig(_Strict):
     """The parsed file; `model_fields_set` tells which keys it sets (absent `checks`: detect them)."""
 
@@ -88,6 +99,7 @@ class RepoConfig(_Strict):
     budget: BudgetEntry = Field(default_factory=BudgetEntry)
     sandbox: SandboxEntry = Field(default_factory=SandboxEntry)
     model: ModelEntry = Field(default_factory=ModelEntry)
+    ci: CiEntry = Field(default_factory=CiEntry)
 
     @field_validator("checks")
     @classmethod

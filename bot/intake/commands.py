@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-CommandName = Literal["retry", "stop", "help"]
+CommandName = Literal["retry", "rebase", "stop", "help"]
 
 # Up to three spaces of indent: four or more make a Markdown code block, which is not a command.
-_COMMAND = re.compile(r"^ {0,3}/agent[ \t]+(retry|stop|help)[ \t]*$", re.IGNORECASE)
+_COMMAND = re.compile(r"^ {0,3}/agent[ \t]+(retry|rebase|stop|help)[ \t]*$", re.IGNORECASE)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -21,7 +21,7 @@ class Command:
 
 
 def parse_command(text: str | None) -> Command | None:
-    """The first `/agent retry|stop|help` standing alone on a line outside code blocks and quotes."""
+    """The first `/agent retry|rebase|stop|help` standing alone on a line outside code blocks and quotes."""
     if not text:
         return None
     lines = text.replace("\r\n", "\n").split("\n")

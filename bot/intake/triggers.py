@@ -10,9 +10,10 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from bot.intake.ci_triggers import ci_trigger
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
-from bot.markers import PR_KIND, find_marker
+from bot.markers import opened_by_ai_fix
 from bot.queue.models import Trigger
 
 
@@ -58,18 +59,6 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _is_human(user: dict[str, Any]) -> bool:
     return user.get("type") == "User"
-
-
-def opened_by_ai_fix(item: dict[str, Any], app_id: int | None) -> bool:
-    """True for an issue or PR object that ai-fix opened: authored by a bot account, its body carrying our PR marker.
-
-    Read from GitHub's own data (author and body), so it works without the local database.
-    """
-    user = _dict(item.get("user"))
-    if user.get("type") != "Bot" or find_marker(item.get("body"), PR_KIND) is None:
-        return False
-    app = _dict(item.get("performed_via_github_app"))
-    return not app or app_id is None or app.get("id") == app_id
 
 
 def _base(payload: dict[str, Any]) -> dict[str, Any] | Ignored:
@@ -123,8 +112,8 @@ def _issue_comment(event: Event, app_id: int | None) -> Decision:
     if isinstance(base, Ignored):
         return base
     issue = _dict(payload.get("issue"))
-    if command.name == "retry" and not (issue.get("pull_request") and opened_by_ai_fix(issue, app_id)):
-        return Ignored("/agent retry works only on a pull request opened by ai-fix")
+    if command.name in ("retry", "rebase") and not (issue.get("pull_request") and opened_by_ai_fix(issue, app_id)):
+        return Ignored(f"/agent {command.name} works only on a pull request opened by ai-fix")
     return Triggered(
         Trigger(
             kind=command.name,
@@ -215,4 +204,6 @@ def _decide(event: Event, trigger_label: str, app_id: int | None) -> Decision:
         return _review(event, app_id)
     if event.name in ("installation", "installation_repositories"):
         return _installation(event)
+    if (ci := ci_trigger(event, app_id)) is not None:
+        return Triggered(ci) if isinstance(ci, Trigger) else Ignored(ci)
     return Ignored(f"event {event.name!r} is not handled")

@@ -62,7 +62,7 @@ BROKEN = [
     ("scope:\n  allow: src/**\n", "line 2: scope.allow: must be a list (got 'src/**')"),
     (
         "checks: []\nextra: 1\n",
-        "line 2: extra: unknown key; allowed here: checks, setup, scope, budget, sandbox, model",
+        "line 2: extra: unknown key; allowed here: checks, setup, scope, budget, sandbox, model, ci",
     ),
     ("budget: {max_steps: 1}\nbudget: {max_steps: 2}\n", "line 2: budget: duplicate key; keep only one"),
     (
