@@ -31,7 +31,7 @@ from tests.support.fake_pulls import PullsGitHub
 from tests.support.model import FakeMessagesAPI, FakeModelAPI, serve_fake_api
 from tests.support.runs import CHECK, FIX, PLAN, SAMPLE_CRITERIA
 from tests.support.server import serve
-from tests.support.webhooks import INSTALLATION, REPO, deliver
+from tests.support.webhooks import INSTALLATION, REPO, deliver, labeled
 
 CANARY = "canary-Zq8Lm2Vx7Rt4"
 SECRETS = {
@@ -134,6 +134,18 @@ class World:
 
     def pull(self, number: int) -> dict[str, Any]:
         return self.github.pulls[(REPO, number)]
+
+    def labelled(self, number: int, title: str, body: str) -> dict[str, Any]:
+        """An issue by SENDER labelled `ai-fix` on the fake GitHub, and the `issues.labeled` delivery for it."""
+        self.github.add_issue(REPO, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
+        payload = labeled(number, sender=SENDER)
+        payload["issue"].update(title=title, body=body)
+        return payload
+
+    def assert_clean(self) -> None:
+        """Nothing sent broke GitHub's schema or auth rules, and no canary secret went out."""
+        assert self.github.violations == [], "requests that break GitHub's schema or auth rules"
+        assert self.leaks() == [], "a canary secret reached the fake GitHub or the fake model"
 
     def leaks(self) -> list[str]:
         return leaks(self.github, self.model_api, self.chat_api)
