@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.ci.read import OWN_CHECK
 from bot.intake.events import Event
 from bot.queue.models import CheckSignal, Trigger
+from bot.workspace.branch import PREFIX as BRANCH_PREFIX
 
 Outcome = Trigger | str
 """A trigger, or why the delivery starts nothing."""
 
-BRANCH_PREFIX = "ai-fix/"
 ACTIONS_APP = "github-actions"
 """GitHub Actions' app slug: its check suites and check runs are reported once, as workflow runs."""
-OWN_CHECK = "ai-fix"
 REPORTED = frozenset({"failure", "timed_out", "success"})
 """Conclusions a `ci` job looks at: failures to fix, and passes that settle a re-run or a round's result."""
 

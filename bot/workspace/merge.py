@@ -66,9 +66,3 @@ def commit_merge(ws: Workspace, message: str, resolved: list[str]) -> str:
         ws.git("add", "--", *resolved)
     ws.git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
     return ws.head_sha
-
-
-def abort_merge(ws: Workspace) -> None:
-    """Give up the merge in progress: the branch is as it was."""
-    ws.git("merge", "--abort", check=False)
-    ws.rollback()

@@ -162,6 +162,8 @@ class FakeGitHub:
 
     app_id: int = field(default_factory=lambda: next(_APP_IDS))
     base_url: str = BASE_URL
+    served_at: str = ""
+    """Where the fake is served on loopback for a bot in another process ("" in-process, through respx)."""
     installations: dict[int, list[str]] = field(default_factory=dict)
     """installation id -> "owner/name" repositories it may reach."""
     permissions: dict[tuple[str, str], str] = field(default_factory=dict)

@@ -43,7 +43,7 @@ SECRETS = {
 }
 MODEL = "claude-haiku-4-5"
 SENDER = "Codertocat"
-FINAL = {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
+FINAL = {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off", "skipped"}
 
 
 PYTHON = Path(sys.executable)
@@ -144,8 +144,10 @@ class World:
 
     def assert_clean(self) -> None:
         """Nothing sent broke GitHub's schema or auth rules, and no canary secret went out."""
-        assert self.github.violations == [], "requests that break GitHub's schema or auth rules"
-        assert self.leaks() == [], "a canary secret reached the fake GitHub or the fake model"
+        assert self.github.violations == [], (
+            f"requests that break GitHub's schema or auth rules: {self.github.violations}"
+        )
+        assert self.leaks() == [], f"a canary secret reached the fake GitHub or the fake model: {self.leaks()}"
 
     def leaks(self) -> list[str]:
         return leaks(self.github, self.model_api, self.chat_api)
@@ -185,8 +187,8 @@ def make_remote(root: Path, model: str = MODEL) -> Path:
     return bare
 
 
-def make_github(bare: Path, app_id: int) -> PullsGitHub:
-    github = PullsGitHub(app_id=app_id)
+def make_github(bare: Path, app_id: int, kind: type[PullsGitHub] = PullsGitHub) -> PullsGitHub:
+    github = kind(app_id=app_id)
     github.installations[INSTALLATION] = [REPO]
     github.permissions[(REPO, SENDER)] = "admin"
     github.git_dirs[REPO] = bare
@@ -213,12 +215,16 @@ def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str
     }
 
 
-def start_world(root: Path, stack: ExitStack, *, model: str = MODEL, public: bool = False) -> World:
+def start_world(
+    root: Path, stack: ExitStack, *, model: str = MODEL, public: bool = False, github: type[PullsGitHub] = PullsGitHub
+) -> World:
     """`model`: the model the sample repository's `.github/ai-fix.yml` names (both `name` and `small`);
-    `public`: the service knows its own address (AIFIX_PUBLIC_URL), so it posts signed run-viewer links."""
+    `public`: the service knows its own address (AIFIX_PUBLIC_URL), so it posts signed run-viewer links;
+    `github`: the fake GitHub's class (`tests.support.fake_ci.CiGitHub` adds the project's CI)."""
     bare = make_remote(root, model)
-    github = make_github(bare, app_id=4343)
-    github_url = stack.enter_context(serve(github.asgi()))
+    fake = make_github(bare, app_id=4343, kind=github)
+    github_url = stack.enter_context(serve(fake.asgi()))
+    fake.served_at = github_url + "/"
 
     model_api, model_url = stack.enter_context(serve_fake_api(ScriptedModel([])))
     chat_api, chat_url = stack.enter_context(serve_chat_api(ScriptedModel([])))
@@ -227,7 +233,7 @@ def start_world(root: Path, stack: ExitStack, *, model: str = MODEL, public: boo
     log = root / "serve.log"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
-        **service_env(root, github, github_url + "/", model_url, chat_url),
+        **service_env(root, fake, github_url + "/", model_url, chat_url),
         **({"AIFIX_PUBLIC_URL": f"http://127.0.0.1:{port}"} if public else {}),
     }
     command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
@@ -245,7 +251,7 @@ def start_world(root: Path, stack: ExitStack, *, model: str = MODEL, public: boo
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"ai-fix serve did not start:\n{log.read_text()}")
         time.sleep(0.05)
-    return World(root, github, model_api, chat_api, url, bare, log)
+    return World(root, fake, model_api, chat_api, url, bare, log)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
