@@ -20,7 +20,7 @@ from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
 from bot.job.pipeline import Attempt, DeliveryPipeline, RoundInput
-from bot.job.pull import OwnPull, refusal
+from bot.job.pull import OwnPull
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 
@@ -43,11 +43,9 @@ class CiJob:
         saved = self.ctx.state.get(ROUND_STATE)
         if saved is not None:
             return self.round(RoundInput.model_validate(saved))
-        number = self.snapshot.pr_number or self.snapshot.number
-        data = self.ctx.github.get_pull(number)
-        if why := refusal(data, self.ctx.github.app_id):
-            return JobOutcome(status="skipped", reason=why)
-        pull = OwnPull(self.out, data, issue=self.snapshot.number)
+        pull = OwnPull.read(self.out, self.snapshot, self.ctx)
+        if isinstance(pull, JobOutcome):
+            return pull
         try:
             contract = build_contract(self.snapshot, self.rounds.stage.files(self.snapshot, self.ctx))
         except ConfigError as exc:
@@ -64,7 +62,7 @@ class CiJob:
         ci_rounds = [r for r in pull.rounds if r.kind == "ci" and r.ci is not None]
         last = pull.rounds[-1] if pull.rounds else None
         facts = PullFacts(
-            number=number,
+            number=pull.pr.number,
             labels=pull.labels,
             head_sha=head,
             last_push=pull.last_push,

@@ -11,6 +11,8 @@ from bot.delivery.github_out import GitHubOutput, PullRef, pull_ref
 from bot.delivery.models import ROUNDS_RECORD, RoundRecord, read_rounds
 from bot.delivery.progress import with_ci_section
 from bot.markers import PROGRESS_KIND, marker, opened_by_ai_fix, replace_hidden_record
+from bot.queue.pipeline import JobContext, JobOutcome
+from bot.snapshot import Snapshot
 
 
 def _full_name(side: Any) -> str:
@@ -33,6 +35,14 @@ def refusal(data: dict[str, Any], app_id: int | None) -> str:
 
 class OwnPull:
     """One pull request and what its body records."""
+
+    @classmethod
+    def read(cls, out: GitHubOutput, snapshot: Snapshot, ctx: JobContext) -> OwnPull | JobOutcome:
+        """The job's pull request as GitHub has it now, or the `skipped` outcome saying why ai-fix leaves it alone."""
+        data = ctx.github.get_pull(snapshot.pr_number or snapshot.number)
+        if why := refusal(data, ctx.github.app_id):
+            return JobOutcome(status="skipped", reason=why)
+        return cls(out, data, issue=snapshot.number)
 
     def __init__(self, out: GitHubOutput, data: dict[str, Any], *, issue: int) -> None:
         self.out, self.data, self.issue = out, data, issue

@@ -24,7 +24,7 @@ from bot.delivery.github_out import GitHubOutput
 from bot.delivery.models import RoundRecord
 from bot.errors import ConfigError
 from bot.job.pipeline import DeliveryPipeline
-from bot.job.pull import OwnPull, refusal
+from bot.job.pull import OwnPull
 from bot.job.resolve import MAX_ANSWERS, ResolveFailed, Resolver
 from bot.loop.result import Cost
 from bot.model.routing import choose_model
@@ -64,14 +64,13 @@ class RebaseJob:
         return [*self.ctx.secrets(), *self.extra_secrets]
 
     def run(self) -> JobOutcome:
-        number = self.snapshot.pr_number or self.snapshot.number
-        data = self.ctx.github.get_pull(number)
+        pull = OwnPull.read(self.out, self.snapshot, self.ctx)
+        if isinstance(pull, JobOutcome):
+            return pull
+        number = pull.pr.number
         pushed = self.ctx.state.get(PUSHED)
         if pushed is not None:  # an attempt that pushed the merge, then died: report it, do not merge again
-            return self.report(OwnPull(self.out, data, issue=self.snapshot.number), Merged.model_validate(pushed))
-        if why := refusal(data, self.ctx.github.app_id):
-            return JobOutcome(status="skipped", reason=why)
-        pull = OwnPull(self.out, data, issue=self.snapshot.number)
+            return self.report(pull, Merged.model_validate(pushed))
         try:
             contract = build_contract(self.snapshot, self.rounds.stage.files(self.snapshot, self.ctx))
         except ConfigError as exc:

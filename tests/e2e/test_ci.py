@@ -21,12 +21,11 @@ from bot.ci.models import read_ci_record
 from bot.commands.demo import sample
 from bot.delivery.models import ROUNDS_RECORD, read_rounds
 from bot.markers import PROGRESS_KIND, marker, replace_hidden_record
-from bot.model.base import ModelRequest
-from bot.model.scripted import Turn, call, turn
+from bot.model.scripted import call, turn
 from tests.support.fake_ci import CiGitHub, FakeJob
 from tests.support.fake_github import load_payload
 from tests.support.webhooks import INSTALLATION, REPO, pr_comment
-from tests.support.world import CANARY, FIX_SCRIPT, SECRETS, World, start_world
+from tests.support.world import CANARY, FIX_SCRIPT, SECRETS, World, sees, start_world
 
 LINT_LOG = "\n".join(
     f"2026-12-01T10:00:0{i}.1234567Z {line}"
@@ -109,15 +108,6 @@ def push_as_someone_else(world: World, root: Path, branch: str, path: str, text:
     return world.git("rev-parse", branch).strip()
 
 
-def seen(text: str, reply: Turn) -> object:
-    def answer(request: ModelRequest) -> Turn:
-        context = request.system + str(request.messages)
-        assert text in context, f"{text!r} is not in the model's context"
-        return reply
-
-    return answer
-
-
 def why(task: dict[str, Any]) -> str:
     return f"{task['status']}: {task['reason']}; {[e['event'] for e in task.get('events', [])]}"
 
@@ -140,7 +130,18 @@ def test_a_failing_workflow_is_rerun_once_then_a_round_pushes_a_fix_on_the_same_
     fake(world).complete(run_id, [LINT])  # the re-run fails as well
     world.script(
         [
-            seen("D401: First line should be in imperative mood", turn("Fix the docstring.", DOCSTRING_FIX)),
+            sees(
+                "D401: First line should be in imperative mood",
+                turn(
+                    "The lint job fails on add()'s docstring.",
+                    call(
+                        "plan",
+                        steps=[{"do": "imperative docstring for add()", "done_when": "tests: still pass"}],
+                        impact=["calc.py"],
+                    ),
+                ),
+            ),
+            turn("Fix the docstring.", DOCSTRING_FIX),
             turn("Check.", call("run_checks", names=["tests"], expect="tests pass")),
             turn("Done.", call("finish", summary="The docstring of add() is in imperative mood.", risks=[])),
             turn("Done, really.", call("finish", summary="The docstring of add() is in imperative mood.", risks=[])),
@@ -240,7 +241,7 @@ def test_a_base_branch_push_that_makes_the_pr_conflict_gets_a_merge_commit_resol
     resolved = 'def add(a: float, b: float, /) -> float:\n    """Return the sum of a and b."""\n    return a + b'
     world.script(
         [
-            seen(
+            sees(
                 "theirs (the base branch):\ndef add(a: float, b: float, /) -> float:",
                 turn(
                     "Keep both: the positional-only parameters and the fix.",

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 import httpx
 
 from bot.commands.demo import make_repo, sample
+from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, Turn, call, turn
 from tests.support.chat_api import FakeChatAPI, serve_chat_api
 from tests.support.fake_pulls import PullsGitHub
@@ -65,6 +67,17 @@ FIX_SCRIPT = [
         ),
     ),
 ]
+
+
+def sees(text: str, reply: Turn) -> Callable[[ModelRequest], Turn]:
+    """A turn that first checks the model's context holds `text` (feedback, review comments, a digest, a hunk)."""
+
+    def answer(request: ModelRequest) -> Turn:
+        context = request.system + str(request.messages)
+        assert text in context, f"{text!r} is not in the model's context"
+        return reply
+
+    return answer
 
 
 def config(max_steps: int = 5, model: str = MODEL) -> str:
