@@ -103,7 +103,8 @@ def push_as_someone_else(world: World, root: Path, branch: str, path: str, text:
     subprocess.run(["git", "clone", "-q", "-b", branch, f"file://{world.bare}", str(clone)], check=True)
     (clone / path).write_text(text)
     env = ["-c", "user.name=Mona", "-c", "user.email=mona@example.com"]
-    subprocess.run(["git", "-C", str(clone), *env, "commit", "-qam", f"edit {path}"], check=True)
+    subprocess.run(["git", "-C", str(clone), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(clone), *env, "commit", "-qm", f"edit {path}"], check=True)
     subprocess.run(["git", "-C", str(clone), "push", "-q", "origin", branch], check=True)
     return world.git("rev-parse", branch).strip()
 

@@ -219,7 +219,7 @@ class CiGitHub(PullsGitHub):
         self.refresh(key[0], pull)
         if self.computing.get(key, 0) > 0:
             self.computing[key] -= 1
-            pull.update(mergeable=None, mergeable_state="unknown")
+            return httpx.Response(200, json={**pull, "mergeable": None, "mergeable_state": "unknown"})
         return httpx.Response(200, json=pull)
 
     def _list_pulls_live(self, call: Call) -> httpx.Response:

@@ -254,7 +254,7 @@ def start_world(
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
     stack.callback(_stop, process)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60  # importing the SDKs alone takes 10 s of wall time on a loaded 2-core machine
+    deadline = time.monotonic() + 120  # importing the SDKs alone takes 10 s of wall time on a loaded 2-core machine
     while True:
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
