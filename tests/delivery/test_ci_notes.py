@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from bot.checks.models import CheckResult, CheckRun
-from bot.ci.models import CiNote, CiRecord
-from bot.delivery.ci_notes import not_merged_reply, rebase_reply
+from bot.ci.models import CiNote, CiRecord, CiRound
+from bot.delivery.ci_notes import answered, not_merged_reply, rebase_reply, round_note
 from bot.delivery.progress import CI_SECTION, with_ci_section
 from bot.markers import hidden_record, read_hidden_record, replace_hidden_record
+from tests.support.results import accepted
 
 
 def record(*texts: str) -> CiRecord:
@@ -39,3 +40,19 @@ def test_the_merge_replies_name_the_files_and_the_checks() -> None:
     assert "Resolved the conflicts in `calc.py`." in reply and "| `tests` | ✅ pass |" in reply
     refused = not_merged_reply("main", "a" * 40, "calc.py is not a text conflict", None)
     assert "Nothing was pushed." in refused and "`/agent rebase`" in refused
+
+
+def test_a_mapped_check_failing_on_the_failing_head_is_the_rounds_evidence() -> None:
+    ci = CiRound(head_sha="a" * 40, checks=["CI"], mapped=["tests", "lint"])
+    result = accepted()  # its baseline (on the failing head): tests fail, lint passes
+    reproduced = answered(ci, result)
+    assert reproduced.reproduced_by == ["tests"], "lint passed in the sandbox: it did not reproduce the failure"
+    note = round_note(reproduced, result, 2)
+    assert note.kind == "round" and note.text.startswith("round 2 (CI fix) answered `CI`: reproduced in the sandbox")
+    assert "after the change: `tests` ✅ pass" in note.text and "pushed bbbbbbb" in note.text
+
+
+def test_without_a_mapped_check_the_projects_ci_decides() -> None:
+    ci = CiRound(head_sha="a" * 40, checks=["CI"], mapped=[])
+    note = round_note(answered(ci, accepted()), accepted(), 2)
+    assert "no contract check runs the failing command: the project's CI on the pushed commit decides" in note.text
