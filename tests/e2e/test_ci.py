@@ -110,7 +110,8 @@ def push_as_someone_else(world: World, root: Path, branch: str, path: str, text:
 
 
 def why(task: dict[str, Any]) -> str:
-    return f"{task['status']}: {task['reason']}; {[e['event'] for e in task.get('events', [])]}"
+    failures = [e["data"] for e in task.get("events", []) if e["event"] == "attempt_failed"]
+    return f"{task['status']}: {task['reason']}; {[e['event'] for e in task.get('events', [])]}; {failures}"
 
 
 def test_a_failing_workflow_is_rerun_once_then_a_round_pushes_a_fix_on_the_same_branch(world: World) -> None:
@@ -243,7 +244,7 @@ def test_a_base_branch_push_that_makes_the_pr_conflict_gets_a_merge_commit_resol
     world.script(
         [
             sees(
-                "theirs (the base branch):\ndef add(a: float, b: float, /) -> float:",
+                "def add(a: float, b: float, /) -> float:",  # main's side of the hunk
                 turn(
                     "Keep both: the positional-only parameters and the fix.",
                     call(
