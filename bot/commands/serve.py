@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import signal
 import threading
 from types import FrameType
@@ -30,7 +31,10 @@ def serve_main(args: argparse.Namespace) -> int:
     s = build_services()
     pool = WorkerPool(s.store, s.github, s.pipeline, s.settings)
     closing = threading.Event()
-    app = create_app(s.settings, store=s.store, services=[pool], closing=closing)
+    # Once at start: which PRs are ai-fix's is decided on every delivery, from the author GitHub names.
+    app = create_app(
+        s.settings, store=s.store, bot_login=s.github.bot_login(), services=[pool, FrozenHeap()], closing=closing
+    )
     # uvicorn drains on SIGTERM/SIGINT (lifespan shutdown stops the workers), then re-raises the signal
     # under the handlers found at start: with these, a drained server (or one still starting) exits 0.
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -44,6 +48,32 @@ def serve_main(args: argparse.Namespace) -> int:
     finally:
         s.store.close()
     return 0
+
+
+class FrozenHeap:
+    """Garbage collection that leaves the acknowledgement tail alone, started once the service is up.
+
+    CPython's full collection walks every object, and at start-up the heap holds ~200,000 (settings,
+    pydantic and githubkit models, the pipeline's modules); under load one ran about every 1,000
+    deliveries and held every request in flight for 50 - 400 ms. So: collect once, move what survived
+    start-up out of the collector's reach (`gc.freeze()`: it lives as long as the process anyway), and
+    collect the young generation after 20,000 net allocations instead of 700, so the objects of the
+    requests in flight (a few dozen each) mostly die before a collection instead of being promoted.
+    """
+
+    YOUNG_THRESHOLD = 20_000
+
+    def __init__(self) -> None:
+        self._thresholds = gc.get_threshold()
+
+    def start(self) -> None:
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(self.YOUNG_THRESHOLD, *self._thresholds[1:])
+
+    def stop(self) -> None:
+        gc.unfreeze()
+        gc.set_threshold(*self._thresholds)
 
 
 def exit_cleanly(signum: int, frame: object) -> None:

@@ -241,6 +241,15 @@ class GitHubApp:
         }
         self.app = GitHub(AppAuthStrategy(app_id, private_key), **self._options)
 
+    def bot_login(self) -> str:
+        """This App's bot user, `<slug>[bot]`, from GET /app: the author of every PR and comment the App writes."""
+        with calling("GET /app"):
+            data = self.app.rest.apps.get_authenticated().json()
+        slug = data.get("slug") if isinstance(data, dict) else None
+        if not isinstance(slug, str) or not slug:
+            raise GitHubError("GET /app answered without the App's slug; check AIFIX_APP_ID and AIFIX_GITHUB_API_URL")
+        return f"{slug}[bot]"
+
     def for_repo(self, installation_id: int, repo: str) -> RepoClient:
         """A client whose installation token reaches only `repo` (one token per job, valid for an hour)."""
         name = repo.split("/", 1)[1]

@@ -6,6 +6,7 @@ life the app's lifespan owns (the worker pool), so tests and later subsystems sw
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -22,12 +23,17 @@ from bot.errors import StoreUnavailable
 from bot.intake.metrics import CiCounts, Metrics
 from bot.intake.webhook import MAX_BODY, WebhookEndpoint, WebhookFirst
 from bot.intake.writer import IntakeWriter
+from bot.queue.health import BACKLOG_SECONDS, delivery_backlog, quarantined_deliveries
 from bot.queue.models import Job, JobStatus
 from bot.queue.store import Store
 from bot.secrets import held_secrets
 from bot.settings import Settings
 from bot.viewer.links import admin_ok
 from bot.viewer.routes import run_routes
+
+_TASK_ID = re.compile(r"[0-9]{1,18}")
+"""A task id as the path gives it: ASCII digits only, within the database's 64-bit integers."""
+_LIMIT = re.compile(r"[0-9]{1,4}")
 
 
 class BackgroundService(Protocol):
@@ -57,12 +63,14 @@ def create_app(
     settings: Settings,
     *,
     store: Store,
+    bot_login: str,
     services: Sequence[BackgroundService] = (),
     max_body: int = MAX_BODY,
     closing: threading.Event | None = None,
 ) -> Starlette:
     """The ASGI app. Without `services` it only takes deliveries in (no workers run in this process).
 
+    `bot_login` is this App's bot user (`<slug>[bot]`, from GET /app): only its PRs are ai-fix PRs.
     `closing`: set by the server when it begins to shut down, so long-lived responses (the run viewer's
     event streams) end rather than hold up the drain.
     """
@@ -72,9 +80,16 @@ def create_app(
 
     async def healthz(request: Request) -> Response:
         try:
-            await run_in_threadpool(store.ping)
+            await run_in_threadpool(writer.check_write)
+            backlog = await run_in_threadpool(delivery_backlog, store)
         except StoreUnavailable as exc:
             return JSONResponse({"ok": False, "error": str(exc)}, status_code=503)
+        if backlog:
+            error = (
+                f"{backlog} stored deliveries are still not processed {BACKLOG_SECONDS:g} s after they arrived; "
+                "the log says why"
+            )
+            return JSONResponse({"ok": False, "error": error}, status_code=503)
         return JSONResponse({"ok": True})
 
     def authorized(request: Request) -> Response | None:
@@ -91,7 +106,7 @@ def create_app(
         if status is not None and status not in get_args(JobStatus):
             return JSONResponse({"error": f"status must be one of {', '.join(get_args(JobStatus))}"}, status_code=400)
         limit_text = request.query_params.get("limit", "50")
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= 1000:
+        if not _LIMIT.fullmatch(limit_text) or not 1 <= int(limit_text) <= 1000:
             return JSONResponse({"error": "limit must be a number from 1 to 1000"}, status_code=400)
         try:
             jobs = await run_in_threadpool(store.list_jobs, status, int(limit_text))
@@ -102,8 +117,11 @@ def create_app(
     async def task(request: Request) -> Response:
         if (refused := authorized(request)) is not None:
             return refused
+        task_id = request.path_params["task_id"]
+        if not _TASK_ID.fullmatch(task_id):
+            return JSONResponse({"error": "no such task"}, status_code=404)
         try:
-            job = await run_in_threadpool(store.get_job, int(request.path_params["task_id"]))
+            job = await run_in_threadpool(store.get_job, int(task_id))
         except StoreUnavailable as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
         if job is None:
@@ -115,10 +133,11 @@ def create_app(
             return refused
         try:
             jobs = await run_in_threadpool(store.job_counts)
+            quarantined = await run_in_threadpool(quarantined_deliveries, store)
             ci = await run_in_threadpool(_ci_counts, store)
         except StoreUnavailable as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
-        return PlainTextResponse(metrics.render(jobs, ci), media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(metrics.render(jobs, quarantined, ci), media_type="text/plain; version=0.0.4")
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -137,7 +156,7 @@ def create_app(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/tasks", tasks, methods=["GET"]),
-            Route("/tasks/{task_id:int}", task, methods=["GET"]),
+            Route("/tasks/{task_id}", task, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
             *run_routes(
                 store,
@@ -147,7 +166,12 @@ def create_app(
                 closing=closing,
             ),
         ],
-        middleware=[Middleware(WebhookFirst, endpoint=WebhookEndpoint(settings, writer, metrics, max_body=max_body))],
+        middleware=[
+            Middleware(
+                WebhookFirst,
+                endpoint=WebhookEndpoint(settings, writer, metrics, bot_login=bot_login, max_body=max_body),
+            )
+        ],
         lifespan=lifespan,
     )
     return app

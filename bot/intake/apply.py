@@ -6,16 +6,21 @@ commit when idle, or after a burst, from the stored rows marked unprocessed).
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import json
+import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.errors import StoreUnavailable
 from bot.intake.events import Event
-from bot.intake.triggers import Decision, InstallationChange, Triggered
-from bot.queue.models import Trigger
+from bot.intake.triggers import Decision, InstallationChange, LabelRemoved, Triggered
+from bot.queue.database import is_outage, savepoint
+from bot.queue.models import MAX_DELIVERY_FAILURES, Trigger
 from bot.queue.store import Store
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -29,7 +34,8 @@ class Incoming:
 @dataclass(frozen=True)
 class Ack:
     outcome: str
-    """ping | ignored | installation | queued | merged | duplicate, or accepted: stored, its meaning applied soon after."""
+    """ping | ignored | installation | label_removed | queued | merged | duplicate, or accepted: stored, its meaning
+    applied soon after."""
     reason: str = ""
     job_id: int | None = None
 
@@ -59,8 +65,8 @@ def _work(decision: Decision) -> str | None:
     """What processing the delivery will need, stored with it; None for a delivery that needs none."""
     if isinstance(decision, Triggered):
         return decision.trigger.model_dump_json()
-    if isinstance(decision, InstallationChange):
-        return json.dumps(dataclasses.asdict(decision))
+    if isinstance(decision, InstallationChange | LabelRemoved):
+        return decision.model_dump_json()
     return None
 
 
@@ -71,14 +77,66 @@ def _apply_meaning(store: Store, conn: sqlite3.Connection, decision: Decision, r
         return Ack(outcome, job_id=job_id)
     if isinstance(decision, InstallationChange):
         _apply_installation(store, conn, decision, received_at)
+    if isinstance(decision, LabelRemoved):
+        target = (decision.installation_id, decision.repo, decision.number)
+        where = "installation_id = ? AND repo = ? AND number = ? AND kind = 'issue'"
+        store.cancel_where(conn, where, target, reason)
     return Ack(decision.outcome, reason)
+
+
+def _stored_decision(outcome: str, work: str) -> Decision:
+    if outcome == "trigger":
+        return Triggered(Trigger.model_validate_json(work))
+    if outcome == LabelRemoved.outcome:
+        return LabelRemoved.model_validate_json(work)
+    return InstallationChange.model_validate_json(work)
+
+
+def _process(
+    store: Store, conn: sqlite3.Connection, delivery_id: str, decision: Callable[[], Decision], received_at: float
+) -> Ack | None:
+    """Mark one stored delivery processed and apply what it means, in a savepoint of the caller's transaction.
+
+    A failure that is the delivery's own (a value the database refuses, a stored decision that no longer
+    reads) rolls back only this delivery and counts against it: after MAX_DELIVERY_FAILURES it is quarantined, and
+    the deliveries after it go on. A failure of the store itself is raised (the whole pass is retried).
+    None when another process processed it first, or when it failed.
+    """
+    try:
+        with savepoint(conn):
+            if not conn.execute(
+                "UPDATE deliveries SET processed = 1 WHERE id = ? AND processed = 0", (delivery_id,)
+            ).rowcount:
+                return None
+            return _apply_meaning(store, conn, decision(), received_at)
+    except Exception as exc:
+        if is_outage(exc):
+            raise
+        error = f"{exc.__class__.__name__}: {' '.join(str(exc).split())}"[:1000]
+        failures = _record_failure(conn, delivery_id, error)
+        if failures >= MAX_DELIVERY_FAILURES:
+            log.error("delivery %s quarantined after %d failures: %s", delivery_id, failures, error)
+        else:
+            log.warning(
+                "delivery %s not processed (failure %d of %d): %s", delivery_id, failures, MAX_DELIVERY_FAILURES, error
+            )
+        return None
+
+
+def _record_failure(conn: sqlite3.Connection, delivery_id: str, error: str) -> int:
+    """Count a failure against a stored delivery (quarantined, i.e. done with, at the last); returns its failures."""
+    conn.execute(
+        "UPDATE deliveries SET failures = failures + 1, error = ?, "
+        "processed = CASE WHEN failures + 1 >= ? THEN 1 ELSE 0 END WHERE id = ?",
+        (error, MAX_DELIVERY_FAILURES, delivery_id),
+    )
+    return int(conn.execute("SELECT failures FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()[0])
 
 
 def apply_delivery(store: Store, conn: sqlite3.Connection, item: Incoming, *, defer: bool = False) -> Ack:
     """Store one delivery and, unless `defer`, what it means; a delivery id seen before changes nothing."""
     event, decision = item.event, item.decision
     work = _work(decision)
-    deferred = defer and work is not None
     cur = conn.execute(
         "INSERT INTO deliveries (id, event, action, outcome, reason, payload, received_at, work, processed) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
@@ -91,14 +149,17 @@ def apply_delivery(store: Store, conn: sqlite3.Connection, item: Incoming, *, de
             item.body.decode("utf-8", "replace"),
             item.received_at,
             work,
-            0 if deferred else 1,
+            1 if work is None else 0,
         ),
     )
     if cur.rowcount == 0:
         return Ack("duplicate", "this delivery was received before")
-    if deferred:
+    if work is None:
+        return Ack(decision.outcome, getattr(decision, "reason", ""))
+    if defer:
         return Ack("accepted")
-    return _apply_meaning(store, conn, decision, item.received_at)
+    # Applied now; if that fails, it is stored and left for the processor, which tries it again.
+    return _process(store, conn, event.delivery_id, lambda: decision, item.received_at) or Ack("accepted")
 
 
 def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> list[Ack | Exception]:
@@ -106,7 +167,7 @@ def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> 
     try:
         with store.transaction() as conn:
             return [apply_delivery(store, conn, item, defer=defer) for item in items]
-    except StoreUnavailable:
+    except Exception:
         if len(items) == 1:
             raise
     results: list[Ack | Exception] = []
@@ -114,22 +175,17 @@ def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> 
         try:
             with store.transaction() as conn:
                 results.append(apply_delivery(store, conn, item, defer=defer))
-        except StoreUnavailable as exc:
-            results.append(exc)
+        except Exception as exc:  # noqa: BLE001 - refused (503) alone; the others are stored
+            results.append(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(f"cannot store it ({exc})"))
     return results
-
-
-def _stored_decision(outcome: str, work: str) -> Decision:
-    if outcome == "trigger":
-        return Triggered(Trigger.model_validate_json(work))
-    return InstallationChange(**json.loads(work))
 
 
 def process_pending(store: Store, limit: int) -> int:
     """Apply the meaning of up to `limit` stored, unprocessed deliveries, oldest first; returns how many were found.
 
     One transaction: it holds the write lock from its start, and each delivery is marked processed in it,
-    so whichever process or thread comes next finds them done.
+    so whichever process or thread comes next finds them done. Each delivery is applied on its own
+    (see `_process`): one that fails is counted, never blocks the others.
     """
     with store.transaction() as conn:
         rows = conn.execute(
@@ -137,8 +193,5 @@ def process_pending(store: Store, limit: int) -> int:
             (limit,),
         ).fetchall()
         for delivery_id, outcome, work, received_at in rows:
-            if conn.execute(
-                "UPDATE deliveries SET processed = 1 WHERE id = ? AND processed = 0", (delivery_id,)
-            ).rowcount:
-                _apply_meaning(store, conn, _stored_decision(outcome, work), received_at)
+            _process(store, conn, delivery_id, functools.partial(_stored_decision, outcome, work), received_at)
     return len(rows)

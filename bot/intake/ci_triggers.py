@@ -96,7 +96,7 @@ def _workflow_run(event: Event) -> Outcome:
     )
 
 
-def _check(event: Event, app_id: int | None) -> Outcome:
+def _check(event: Event, bot_login: str) -> Outcome:
     key = event.name
     if event.action != "completed":
         return f"{key}.{event.action} is not a trigger"
@@ -105,7 +105,8 @@ def _check(event: Event, app_id: int | None) -> Outcome:
     name = str(item.get("name") or app.get("name") or "")
     if app.get("slug") == ACTIONS_APP:
         return f"{key} of GitHub Actions: reported as its workflow run"
-    if (app_id is not None and app.get("id") == app_id) or name == OWN_CHECK:
+    own_slug = bot_login.removesuffix("[bot]")
+    if (own_slug and app.get("slug") == own_slug) or name == OWN_CHECK:
         return f"{key} of ai-fix itself"
     conclusion = str(item.get("conclusion") or "")
     wanted = REPORTED if key == "check_suite" else REPORTED - {"success"}  # a suite says when all its runs are done
@@ -153,12 +154,12 @@ def _push(event: Event) -> Outcome:
     return Trigger.model_validate({**trigger, "head_sha": str(payload.get("after") or "")})
 
 
-def ci_trigger(event: Event, app_id: int | None) -> Outcome | None:
+def ci_trigger(event: Event, bot_login: str) -> Outcome | None:
     """What a CI or push delivery means; None for other events."""
     if event.name == "workflow_run":
         return _workflow_run(event)
     if event.name in ("check_run", "check_suite"):
-        return _check(event, app_id)
+        return _check(event, bot_login)
     if event.name == "status":
         return _status(event)
     if event.name == "push":

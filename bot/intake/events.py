@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+_ACTION = re.compile(r"[a-z_]{1,64}")
+"""What GitHub's actions look like (`labeled`, `new_permissions_accepted`); anything else is stored as no action."""
 
 
 class MalformedDelivery(Exception):
@@ -24,7 +28,7 @@ class Event:
     @property
     def action(self) -> str:
         action = self.payload.get("action")
-        return action if isinstance(action, str) else ""
+        return action if isinstance(action, str) and _ACTION.fullmatch(action) else ""
 
 
 def _header(headers: Mapping[str, str], name: str) -> str:
@@ -37,8 +41,8 @@ def parse_event(headers: Mapping[str, str], body: bytes) -> Event:
     """The event named by X-GitHub-Event with its JSON payload; MalformedDelivery when either is unusable."""
     name = _header(headers, "X-GitHub-Event")
     delivery_id = _header(headers, "X-GitHub-Delivery")
-    if not name:
-        raise MalformedDelivery("X-GitHub-Event header is missing")
+    if not name or len(name) > 100:
+        raise MalformedDelivery("X-GitHub-Event header is missing or too long")
     if not delivery_id or len(delivery_id) > 200:
         raise MalformedDelivery("X-GitHub-Delivery header is missing or too long")
     try:

@@ -1,9 +1,10 @@
-"""Prometheus text for /metrics: deliveries by event and outcome, jobs by state, CI rounds and re-runs, acknowledgement
-latency."""
+"""Prometheus text for /metrics: deliveries by event and outcome, quarantined ones, jobs by state, CI rounds and
+re-runs, acknowledgement latency."""
 
 from __future__ import annotations
 
 import bisect
+import gc
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -74,13 +75,18 @@ class Metrics:
         self._sum += seconds
         self._count += 1
 
-    def render(self, jobs: dict[tuple[str, str], int], ci: CiCounts | None = None) -> str:
+    def render(self, jobs: dict[tuple[str, str], int], quarantined: int, ci: CiCounts | None = None) -> str:
         lines = [
             "# HELP aifix_deliveries_total Webhook deliveries by event and outcome.",
             "# TYPE aifix_deliveries_total counter",
         ]
         for (event, outcome), n in sorted(self.deliveries.items()):
             lines.append(f'aifix_deliveries_total{{event="{_label(event)}",outcome="{_label(outcome)}"}} {n}')
+        lines += [
+            "# HELP aifix_deliveries_quarantined Stored deliveries whose meaning failed to apply repeatedly, set aside.",
+            "# TYPE aifix_deliveries_quarantined gauge",
+            f"aifix_deliveries_quarantined {quarantined}",
+        ]
         lines += ["# HELP aifix_jobs Jobs in the store by kind and status.", "# TYPE aifix_jobs gauge"]
         for (kind, status), n in sorted(jobs.items()):
             lines.append(f'aifix_jobs{{kind="{_label(kind)}",status="{_label(status)}"}} {n}')
@@ -96,4 +102,15 @@ class Metrics:
         lines.append(f'aifix_ack_seconds_bucket{{le="+Inf"}} {self._count}')
         lines.append(f"aifix_ack_seconds_sum {self._sum}")
         lines.append(f"aifix_ack_seconds_count {self._count}")
+        lines += [
+            "# HELP aifix_gc_collections_total CPython garbage collections by generation (2: full, which pause every request).",
+            "# TYPE aifix_gc_collections_total counter",
+        ]
+        for generation, stats in enumerate(gc.get_stats()):
+            lines.append(f'aifix_gc_collections_total{{generation="{generation}"}} {stats["collections"]}')
+        lines += [
+            "# HELP aifix_gc_frozen_objects Objects of the start-up heap moved out of the collector's reach (gc.freeze).",
+            "# TYPE aifix_gc_frozen_objects gauge",
+            f"aifix_gc_frozen_objects {gc.get_freeze_count()}",
+        ]
         return "\n".join(lines) + "\n"

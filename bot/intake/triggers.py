@@ -5,16 +5,16 @@ Permissions are read from GitHub by the worker, never here: the request path mus
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.intake.ci_triggers import ci_trigger
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
-from bot.markers import opened_by_ai_fix
-from bot.queue.models import Trigger
+from bot.markers import PR_KIND, find_marker
+from bot.queue.models import GitHubId, IssueText, Login, RepoName, Trigger
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,15 @@ class Triggered:
     outcome: str = "trigger"
 
 
-@dataclass(frozen=True)
-class InstallationChange:
-    installation_id: int
-    account: str
+class InstallationChange(BaseModel):
+    model_config = ConfigDict(strict=True, frozen=True)
+
+    installation_id: GitHubId
+    account: Login
     action: str
     """created | deleted | suspend | unsuspend | new_permissions_accepted | added | removed."""
-    repos_added: list[str] = field(default_factory=list)
-    repos_removed: list[str] = field(default_factory=list)
+    repos_added: list[RepoName] = Field(default_factory=list)
+    repos_removed: list[RepoName] = Field(default_factory=list)
     outcome: str = "installation"
 
     @property
@@ -50,7 +51,27 @@ class InstallationChange:
         return self.action in ("deleted", "suspend")
 
 
-Decision = Ignored | Ping | Triggered | InstallationChange
+class LabelRemoved(BaseModel):
+    """The trigger label taken off an issue: its queued job is cancelled, its running one stops at a checkpoint.
+
+    No permission check: GitHub lets only people with triage access or more change labels.
+    """
+
+    model_config = ConfigDict(strict=True, frozen=True)
+
+    repo: RepoName
+    number: GitHubId
+    installation_id: GitHubId
+    sender: Login
+    label: str
+    outcome: ClassVar[str] = "label_removed"
+
+    @property
+    def reason(self) -> str:
+        return f"the {self.label} label was removed by @{self.sender}"
+
+
+Decision = Ignored | Ping | Triggered | InstallationChange | LabelRemoved
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -59,6 +80,22 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _is_human(user: dict[str, Any]) -> bool:
     return user.get("type") == "User"
+
+
+def _is_login(user: dict[str, Any], login: str) -> bool:
+    return bool(login) and str(user.get("login") or "").casefold() == login.casefold()
+
+
+def opened_by_ai_fix(item: dict[str, Any], bot_login: str) -> bool:
+    """True for an issue or PR object that ai-fix opened: authored by this App's bot user, its body carrying our PR marker.
+
+    Read from GitHub's own data (author and body), so it works without the local database. Another App's
+    bot (renovate[bot]) may copy the marker, but only GitHub can author as `<our slug>[bot]`.
+    """
+    user = _dict(item.get("user"))
+    return (
+        user.get("type") == "Bot" and _is_login(user, bot_login) and find_marker(item.get("body"), PR_KIND) is not None
+    )
 
 
 def _base(payload: dict[str, Any]) -> dict[str, Any] | Ignored:
@@ -80,9 +117,33 @@ def _base(payload: dict[str, Any]) -> dict[str, Any] | Ignored:
     }
 
 
-def _issues(event: Event, trigger_label: str) -> Decision:
+def _issue_text(issue: dict[str, Any]) -> IssueText:
+    labels = [label.get("name") for label in issue.get("labels") or [] if isinstance(label, dict)]
+    return IssueText(
+        title=issue.get("title") or "",
+        body=issue.get("body") or "",
+        labels=cast(list[str], labels),
+        author=_dict(issue.get("user")).get("login") or "",
+        at=issue.get("updated_at") or "",
+    )
+
+
+def _label_removed(payload: dict[str, Any], issue: dict[str, Any], label: str, bot_login: str) -> Decision:
+    sender = _dict(payload.get("sender"))
+    if _is_login(sender, bot_login):
+        return Ignored("ai-fix removed the label itself")
+    return LabelRemoved(
+        repo=_dict(payload.get("repository")).get("full_name") or "",
+        number=cast(int, issue.get("number")),
+        installation_id=cast(int, _dict(payload.get("installation")).get("id")),
+        sender=sender.get("login") or "",
+        label=label,
+    )
+
+
+def _issues(event: Event, trigger_label: str, bot_login: str) -> Decision:
     payload = event.payload
-    if event.action != "labeled":
+    if event.action not in ("labeled", "unlabeled"):
         return Ignored(f"issues.{event.action} is not a trigger")
     label = _dict(payload.get("label")).get("name") or ""
     if label.casefold() != trigger_label.casefold():
@@ -90,17 +151,25 @@ def _issues(event: Event, trigger_label: str) -> Decision:
     issue = _dict(payload.get("issue"))
     if issue.get("pull_request"):
         return Ignored("the trigger label works on issues, not pull requests")
+    if event.action == "unlabeled":
+        return _label_removed(payload, issue, label, bot_login)
     if issue.get("state") == "closed":
         return Ignored("the issue is closed")
     base = _base(payload)
     if isinstance(base, Ignored):
         return base
     return Triggered(
-        Trigger(kind="issue", number=cast(int, issue.get("number")), delivery_id=event.delivery_id, **base)
+        Trigger(
+            kind="issue",
+            number=cast(int, issue.get("number")),
+            delivery_id=event.delivery_id,
+            issue=_issue_text(issue),
+            **base,
+        )
     )
 
 
-def _issue_comment(event: Event, app_id: int | None) -> Decision:
+def _issue_comment(event: Event, bot_login: str) -> Decision:
     payload = event.payload
     if event.action != "created":
         return Ignored(f"issue_comment.{event.action} is not a trigger")
@@ -112,7 +181,7 @@ def _issue_comment(event: Event, app_id: int | None) -> Decision:
     if isinstance(base, Ignored):
         return base
     issue = _dict(payload.get("issue"))
-    if command.name in ("retry", "rebase") and not (issue.get("pull_request") and opened_by_ai_fix(issue, app_id)):
+    if command.name in ("retry", "rebase") and not (issue.get("pull_request") and opened_by_ai_fix(issue, bot_login)):
         return Ignored(f"/agent {command.name} works only on a pull request opened by ai-fix")
     return Triggered(
         Trigger(
@@ -126,7 +195,7 @@ def _issue_comment(event: Event, app_id: int | None) -> Decision:
     )
 
 
-def _review(event: Event, app_id: int | None) -> Decision:
+def _review(event: Event, bot_login: str) -> Decision:
     payload = event.payload
     pull = _dict(payload.get("pull_request"))
     if event.name == "pull_request_review":
@@ -145,7 +214,7 @@ def _review(event: Event, app_id: int | None) -> Decision:
         # Every review comment belongs to a review (a lone comment gets one of its own); merging on
         # review_id makes one job for a whole review, however many comments it has.
         review_id, comment_id, feedback = comment.get("pull_request_review_id"), comment.get("id"), ""
-    if not opened_by_ai_fix(pull, app_id):
+    if not opened_by_ai_fix(pull, bot_login):
         return Ignored("the pull request was not opened by ai-fix")
     base = _base(payload)
     if isinstance(base, Ignored):
@@ -166,7 +235,7 @@ def _review(event: Event, app_id: int | None) -> Decision:
 def _installation(event: Event) -> Decision:
     payload = event.payload
     installation = _dict(payload.get("installation"))
-    if not isinstance(installation.get("id"), int):
+    if installation.get("id") is None:
         return Ignored("installation event without an installation id")
     account = _dict(installation.get("account")).get("login") or ""
 
@@ -174,7 +243,7 @@ def _installation(event: Event) -> Decision:
         return [r["full_name"] for r in payload.get(key) or [] if isinstance(r, dict) and r.get("full_name")]
 
     return InstallationChange(
-        installation_id=installation["id"],
+        installation_id=cast(int, installation.get("id")),
         account=account,
         action=event.action,
         repos_added=names("repositories_added") or names("repositories"),
@@ -182,28 +251,29 @@ def _installation(event: Event) -> Decision:
     )
 
 
-def decide(event: Event, *, trigger_label: str, app_id: int | None) -> Decision:
-    """What a delivery means for the queue."""
+def decide(event: Event, *, trigger_label: str, bot_login: str) -> Decision:
+    """What a delivery means for the queue; `bot_login` is this App's bot user (`<slug>[bot]`, from GET /app)."""
     try:
-        return _decide(event, trigger_label, app_id)
+        return _decide(event, trigger_label, bot_login)
     except ValidationError as exc:
-        # A trigger-shaped delivery missing what a job needs (e.g. no issue number): recorded, not run.
+        # A trigger-shaped delivery missing what a job needs (no issue number), or carrying a value no
+        # GitHub object has (an issue number of 2**63, a repository name with a newline): recorded, not run.
         problem = exc.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
         return Ignored(f"{event.name}.{event.action} payload is unusable: {where}: {problem['msg']}")
 
 
-def _decide(event: Event, trigger_label: str, app_id: int | None) -> Decision:
+def _decide(event: Event, trigger_label: str, bot_login: str) -> Decision:
     if event.name == "ping":
         return Ping()
     if event.name == "issues":
-        return _issues(event, trigger_label)
+        return _issues(event, trigger_label, bot_login)
     if event.name == "issue_comment":
-        return _issue_comment(event, app_id)
+        return _issue_comment(event, bot_login)
     if event.name in ("pull_request_review", "pull_request_review_comment"):
-        return _review(event, app_id)
+        return _review(event, bot_login)
     if event.name in ("installation", "installation_repositories"):
         return _installation(event)
-    if (ci := ci_trigger(event, app_id)) is not None:
+    if (ci := ci_trigger(event, bot_login)) is not None:
         return Triggered(ci) if isinstance(ci, Trigger) else Ignored(ci)
     return Ignored(f"event {event.name!r} is not handled")

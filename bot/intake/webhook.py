@@ -75,10 +75,12 @@ class WebhookFirst:
 class WebhookEndpoint:
     """POST /webhook: verify, parse, decide, store durably, then answer (202, or 200 for ping and redeliveries)."""
 
-    def __init__(self, settings: Settings, writer: IntakeWriter, metrics: Metrics, *, max_body: int = MAX_BODY) -> None:
+    def __init__(
+        self, settings: Settings, writer: IntakeWriter, metrics: Metrics, *, bot_login: str, max_body: int = MAX_BODY
+    ) -> None:
         self.secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
         self.trigger_label = settings.trigger_label
-        self.app_id = settings.app_id
+        self.bot_login = bot_login
         self.writer = writer
         self.metrics = metrics
         self.max_body = max_body
@@ -120,7 +122,7 @@ class WebhookEndpoint:
             event = parse_event(headers, body)
         except MalformedDelivery as exc:
             return 400, headers.get("x-github-event", ""), "malformed", {"error": str(exc)}
-        decision = decide(event, trigger_label=self.trigger_label, app_id=self.app_id)
+        decision = decide(event, trigger_label=self.trigger_label, bot_login=self.bot_login)
         try:
             ack = await self.writer.submit(Incoming(event, body, decision, time.time()))
         except StoreUnavailable as exc:

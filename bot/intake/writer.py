@@ -21,11 +21,12 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from bot.errors import StoreUnavailable
 from bot.intake.apply import Ack, Incoming, apply_batch, process_pending
+from bot.queue.health import check_write
 from bot.queue.store import Store
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,11 @@ class IntakeWriter:
                 os.close(self._wal[0])
                 self._wal = None
 
+    def check_write(self) -> None:
+        """Commit a health write between this process's own transactions (blocking; StoreUnavailable if it fails)."""
+        with self._write_lock:
+            check_write(self.store)
+
     async def submit(self, item: Incoming) -> Ack:
         """Store the delivery; returns once it is committed and fsynced. StoreUnavailable if it could not be."""
         if self._stopped.is_set():
@@ -156,19 +162,21 @@ class IntakeWriter:
         if self.store.synchronous != "full":  # synchronous=normal: committed to the WAL is what was asked for
             _settle([(p.future, r) for p, r in zip(batch, results)])
             return
-        committed = []
+        acked: list[tuple[_Pending, Ack]] = []
         for pending, result in zip(batch, results):
             if isinstance(result, Exception):
                 _settle([(pending.future, result)])
             else:
-                committed.append(dataclasses.replace(pending, ack=result))
-        if committed:
-            with self._unsynced_lock:
-                self._unsynced += committed
-            self._to_sync.set()
+                acked.append((pending, result))
+        if acked:
             timed_out = StoreUnavailable(f"job store did not flush to disk within {self.SYNC_TIMEOUT:g} s; retry later")
-            refusals: list[tuple[asyncio.Future[Ack], Ack | Exception]] = [(p.future, timed_out) for p in committed]
-            loop.call_later(self.SYNC_TIMEOUT, _settle, refusals)
+            refusals: list[tuple[asyncio.Future[Ack], Ack | Exception]] = [(p.future, timed_out) for p, _ in acked]
+            # Cancelled once the batch is answered: a timer left to run would keep every future and answer of
+            # the batch alive for SYNC_TIMEOUT, and under load those survivors made the collector walk the heap.
+            timer = loop.call_later(self.SYNC_TIMEOUT, _settle, refusals)
+            with self._unsynced_lock:
+                self._unsynced += [dataclasses.replace(p, ack=ack, timer=timer) for p, ack in acked]
+            self._to_sync.set()
 
     def _sync_wal(self) -> None:
         while True:
@@ -177,28 +185,33 @@ class IntakeWriter:
             self._to_sync.clear()
             with self._unsynced_lock:
                 batch, self._unsynced = self._unsynced, []
-            if not batch:
-                if self._stopped.is_set():
-                    return
-                continue
+            if batch:
+                self._sync_and_answer(batch)
+            elif self._stopped.is_set():
+                return
+            del batch  # nothing of an answered batch is kept while this thread waits
+
+    def _sync_and_answer(self, batch: list[_Pending]) -> None:
+        try:
+            self.sync(self._wal_fd())
+            answers: list[tuple[asyncio.Future[Ack], Ack | Exception]] = [(p.future, p.ack) for p in batch if p.ack]
+        except OSError as exc:
+            # Committed but perhaps not on disk: refused, so GitHub redelivers (a duplicate if it did get there).
+            log.error("could not fsync the job store's WAL, %d deliveries refused: %s", len(batch), exc)
+            answers = [
+                (p.future, StoreUnavailable(f"job store could not flush to disk ({exc}); retry later")) for p in batch
+            ]
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
+        timers: dict[asyncio.AbstractEventLoop, set[asyncio.TimerHandle]] = {}
+        for pending, answer in zip(batch, answers):
+            by_loop.setdefault(pending.loop, []).append(answer)
+            if pending.timer is not None:
+                timers.setdefault(pending.loop, set()).add(pending.timer)
+        for loop, loop_answers in by_loop.items():
             try:
-                self.sync(self._wal_fd())
-                answers: list[tuple[asyncio.Future[Ack], Ack | Exception]] = [(p.future, p.ack) for p in batch if p.ack]
-            except OSError as exc:
-                # Committed but perhaps not on disk: refused, so GitHub redelivers (a duplicate if it did get there).
-                log.error("could not fsync the job store's WAL, %d deliveries refused: %s", len(batch), exc)
-                answers = [
-                    (p.future, StoreUnavailable(f"job store could not flush to disk ({exc}); retry later"))
-                    for p in batch
-                ]
-            by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
-            for pending, answer in zip(batch, answers):
-                by_loop.setdefault(pending.loop, []).append(answer)
-            for loop, loop_answers in by_loop.items():
-                try:
-                    loop.call_soon_threadsafe(_settle, loop_answers)
-                except RuntimeError:  # that loop has closed: nobody is waiting any more
-                    pass
+                loop.call_soon_threadsafe(_settle, loop_answers, timers.get(loop, ()))
+            except RuntimeError:  # that loop has closed: nobody is waiting any more
+                pass
 
     def _wal_fd(self) -> int:
         path = f"{self.store.path}-wal"
@@ -263,9 +276,16 @@ class _Pending:
     loop: asyncio.AbstractEventLoop
     ack: Ack | None = None
     """Set once committed, while it waits for the fsync."""
+    timer: asyncio.TimerHandle | None = None
+    """The refusal its batch gets if the fsync does not return in time."""
 
 
-def _settle(answers: list[tuple[asyncio.Future[Ack], Ack | Exception]]) -> None:
+def _settle(
+    answers: list[tuple[asyncio.Future[Ack], Ack | Exception]], timers: Iterable[asyncio.TimerHandle] = ()
+) -> None:
+    """Answer on the loop's thread, and cancel the timers of the batches answered (they held them)."""
+    for timer in timers:
+        timer.cancel()
     for future, result in answers:
         if future.done():
             continue

@@ -10,7 +10,7 @@ from typing import Any
 from bot.errors import AiFixError
 from bot.github.client import RepoClient
 from bot.markers import PR_KIND, find_marker
-from bot.queue.models import Job, Trigger
+from bot.queue.models import IssueText, Job, Trigger
 from bot.snapshot import WRITE_PERMISSIONS, Comment, ReviewComment, Snapshot
 
 _FIXES = re.compile(r"\b(?:fix|fixes|fixed|close|closes|closed|resolve|resolves|resolved)\s+#(\d+)\b", re.IGNORECASE)
@@ -22,6 +22,36 @@ def linked_issue(pr_body: str | None) -> int | None:
         return number
     match = _FIXES.search(pr_body or "")
     return int(match.group(1)) if match else None
+
+
+class IssueChanged(AiFixError):
+    """The issue's title or body is not what it was when it was labelled: the job must not work on the new text."""
+
+    def __init__(self, changed: list[str]) -> None:
+        self.changed = changed
+        super().__init__(
+            f"the issue's {' and '.join(changed)} changed after it was labelled; remove the label and add it again"
+        )
+
+
+def _time(text: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def _as_labelled(job: Job, accepted: list[Trigger], issue: dict[str, Any]) -> IssueText | None:
+    """The issue as the latest accepted label delivery carried it; IssueChanged if its title or body differs now."""
+    carried = [t.issue for t in accepted if t.issue is not None]
+    if job.kind != "issue" or not carried:
+        return None  # a retry or review, or a job queued before triggers carried the issue
+    labelled = carried[-1]
+    now = {"title": issue.get("title") or "", "body": issue.get("body") or ""}
+    changed = [field for field, then in (("title", labelled.title), ("body", labelled.body)) if now[field] != then]
+    if changed:
+        raise IssueChanged(changed)
+    return labelled
 
 
 class Permissions:
@@ -45,7 +75,12 @@ def _login(item: dict[str, Any]) -> str:
 def capture_snapshot(
     client: RepoClient, job: Job, accepted: list[Trigger], permission: Callable[[str], str]
 ) -> Snapshot:
-    """Read the job's target from GitHub now; later edits cannot change what the job works on."""
+    """Freeze the job's target; later edits cannot change what the job works on.
+
+    An issue job takes the issue's title, body and labels from the signed `labeled` delivery, and the
+    comments written up to the label's time; it stops (IssueChanged) when the title or body was edited
+    since. A retry or review reads the PR and the issue it fixes now.
+    """
     kind = job.kind
     if kind == "stop" or kind == "help":
         raise AiFixError(f"job {job.id} is the command /agent {kind}, which has no issue to snapshot")
@@ -68,9 +103,14 @@ def capture_snapshot(
         pull = client.get_pull(pr_number)
         number = linked_issue(pull.get("body")) or pr_number
     issue = client.get_issue(number)
+    labelled = _as_labelled(job, accepted, issue)
+    until = _time(labelled.at) if labelled else None
     trusted: list[Comment] = []
     untrusted: list[Comment] = []
     for raw in client.list_issue_comments(number):
+        written = _time(raw.get("created_at"))
+        if until is not None and written is not None and written > until:
+            continue  # written after the label: not part of what was asked
         login = _login(raw)
         level = permission(login)
         comment = Comment(
@@ -95,7 +135,8 @@ def capture_snapshot(
                     diff_hunk=raw.get("diff_hunk") or "",
                 )
             )
-    author = _login(issue)
+    author = labelled.author if labelled else _login(issue)
+    labels = [label["name"] for label in issue.get("labels") or [] if isinstance(label, dict) and "name" in label]
     return Snapshot(
         repo=job.repo,
         number=number,
@@ -103,9 +144,9 @@ def capture_snapshot(
         installation_id=job.installation_id,
         clone_url=first.clone_url,
         default_branch=first.default_branch,
-        title=issue.get("title") or "",
-        body=issue.get("body") or "",
-        labels=[label["name"] for label in issue.get("labels") or [] if isinstance(label, dict) and "name" in label],
+        title=labelled.title if labelled else issue.get("title") or "",
+        body=labelled.body if labelled else issue.get("body") or "",
+        labels=labelled.labels if labelled else labels,
         author=author,
         author_permission=permission(author),
         sender=first.sender,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +32,29 @@ FINAL_STATUSES: frozenset[str] = frozenset(
     {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off", "skipped"}
 )
 MAX_ATTEMPTS = 3
+MAX_DELIVERY_FAILURES = 3
+"""A stored delivery whose meaning failed to apply this many times is quarantined: kept with its error, not tried again."""
+
+GitHubId = Annotated[int, Field(ge=1, le=2**63 - 1)]
+"""An issue or PR number, an installation, comment or review id: positive, and within the 64-bit integers
+SQLite and PostgreSQL (BIGINT) store; GitHub's own are far below that, so a payload beyond it is forged or broken."""
+RepoName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")]
+"""`owner/name` as GitHub spells them: nothing else reaches the store or a git URL."""
+Login = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{0,100}(\[bot\])?$")]
+"""A GitHub login (a user's, or an App's `slug[bot]`); empty when the payload has none."""
+
+
+class IssueText(BaseModel):
+    """The issue as the signed `issues.labeled` delivery carried it: what the job works on, whatever is edited later."""
+
+    model_config = ConfigDict(strict=True)
+
+    title: str
+    body: str
+    labels: list[str]
+    author: Login
+    at: str
+    """The issue's `updated_at` in that payload (the label's time, on GitHub's clock): comments up to it are read."""
 
 
 class CheckSignal(BaseModel):
@@ -57,16 +80,16 @@ class Trigger(BaseModel):
     """Built from payloads: "12" is not an issue number, nothing is coerced."""
 
     kind: TriggerKind
-    repo: str
+    repo: RepoName
     """"owner/name"."""
-    number: int
+    number: GitHubId
     """The issue or pull request the trigger is about (for `scan`: the repository's id)."""
-    installation_id: int
-    sender: str
+    installation_id: GitHubId
+    sender: Login
     delivery_id: str = ""
-    comment_id: int | None = None
+    comment_id: GitHubId | None = None
     """The issue comment (retry, stop, help) or review comment (review) that carried the trigger."""
-    review_id: int | None = None
+    review_id: GitHubId | None = None
     feedback: str = ""
     """Extra lines of `/agent retry`, or the body of a submitted review."""
     clone_url: str = ""
@@ -78,6 +101,8 @@ class Trigger(BaseModel):
     branch: str = ""
     """For `scan`: the base branch that was pushed, or the branch a commit status names."""
     checks: list[CheckSignal] = Field(default_factory=list)
+    issue: IssueText | None = None
+    """For an `issue` trigger: the issue as labelled (None in triggers stored before ai-fix kept it)."""
 
 
 class JobEvent(BaseModel):

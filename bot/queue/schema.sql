@@ -8,7 +8,12 @@ CREATE TABLE IF NOT EXISTS deliveries (
     payload TEXT NOT NULL,
     received_at REAL NOT NULL,
     work TEXT,
-    processed INTEGER NOT NULL DEFAULT 1
+    processed INTEGER NOT NULL DEFAULT 1,
+    -- Failed attempts at applying `work`; at MAX_DELIVERY_FAILURES (bot/queue/models.py) the delivery is
+    -- quarantined: processed = 1, `error` says why. To try such deliveries again after a fix:
+    -- UPDATE deliveries SET failures = 0, processed = 0 WHERE failures >= 3;
+    failures INTEGER NOT NULL DEFAULT 0,
+    error TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY,
@@ -54,4 +59,8 @@ CREATE TABLE IF NOT EXISTS installations (
     status TEXT NOT NULL,
     repos TEXT NOT NULL,
     updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS health (
+    id INTEGER PRIMARY KEY,
+    checked_at REAL NOT NULL
 );

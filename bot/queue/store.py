@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import StoreUnavailable
-from bot.queue.database import migrate, parse_sqlite_url
+from bot.queue.database import connect, file_identity, migrate, parse_sqlite_url
 from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, OWN_FAMILY_KINDS, WORK_KINDS, Job, JobEvent, Trigger
 
 _ACTIVE = ("queued", "running")
@@ -49,6 +49,8 @@ class Store:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._identity: tuple[int, int] | None = None
+        """(device, inode) of the database file when the first connection opened it."""
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> Store:
@@ -60,23 +62,25 @@ class Store:
     def connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            try:
-                conn = sqlite3.connect(
-                    self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
-                # After a checkpoint lets the WAL restart, truncate it back to this size.
-                conn.execute("PRAGMA journal_size_limit=67108864")
-            except sqlite3.Error as exc:
-                raise StoreUnavailable(
-                    f"cannot open the job store {self.path}: {exc}; check AIFIX_DATABASE_URL"
-                ) from exc
-            conn.row_factory = sqlite3.Row
-            self._local.conn = conn
+            self.check_file()
+            conn = connect(self.path, self.synchronous, self.busy_timeout, create=self._identity is None)
             with self._lock:
+                self._identity = self._identity or file_identity(self.path)
                 self._all.append(conn)
+            self._local.conn = conn
         return conn
+
+    def check_file(self) -> None:
+        """StoreUnavailable unless the path still names the file this store opened first (not moved or replaced).
+
+        Connections opened before a move keep writing into the moved file; ones opened after would open
+        whatever is at the path now: either way work would go where nobody reads it.
+        """
+        if self._identity is not None and file_identity(self.path) != self._identity:
+            raise StoreUnavailable(
+                f"the job store {self.path} is not the file this process opened (it was moved, deleted or "
+                "replaced); restore it and restart the service"
+            )
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -85,6 +89,7 @@ class Store:
         Any database error inside becomes StoreUnavailable after a rollback.
         """
         conn = self.connection()
+        self.check_file()
         try:
             conn.execute("BEGIN IMMEDIATE")
             yield conn
@@ -115,10 +120,6 @@ class Store:
         """Copy the WAL into the database without blocking writers (the intake writer never checkpoints itself)."""
         with self.reading() as conn:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-
-    def ping(self) -> None:
-        with self.reading() as conn:
-            conn.execute("SELECT 1 FROM jobs LIMIT 1").fetchall()
 
     def close(self) -> None:
         with self._lock:
@@ -217,7 +218,10 @@ class Store:
                 )
                 self.add_event(conn, job_id, "cancelled", {"reason": reason})
             else:
-                conn.execute("UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?", (now, job_id))
+                conn.execute(
+                    "UPDATE jobs SET cancel_requested = 1, reason = ?, updated_at = ? WHERE id = ?",
+                    (reason, now, job_id),
+                )
                 self.add_event(conn, job_id, "cancel_requested", {"reason": reason})
         return [int(r[0]) for r in rows]
 

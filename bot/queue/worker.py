@@ -19,7 +19,7 @@ from typing import Protocol
 
 from bot.errors import AiFixError
 from bot.github.client import RepoClient
-from bot.queue.capture import Permissions, capture_snapshot
+from bot.queue.capture import IssueChanged, Permissions, capture_snapshot
 from bot.queue.models import COMMAND_KINDS, WORK_KINDS, Job, Trigger
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
 from bot.queue.store import Store
@@ -48,8 +48,12 @@ class WorkerConfig:
     """Delay before a failed attempt is tried again."""
 
 
+def _text(name: str, settings: Settings) -> str:
+    return resources.files("bot.queue").joinpath(name).read_text().replace("{label}", settings.trigger_label)
+
+
 def help_text(settings: Settings) -> str:
-    return resources.files("bot.queue").joinpath("help.md").read_text().replace("{label}", settings.trigger_label)
+    return _text("help.md", settings)
 
 
 class WorkerPool:
@@ -219,7 +223,13 @@ class WorkerPool:
 
     def _work(self, job: Job, accepted: list[Trigger], client: RepoClient, permission: Permissions) -> None:
         if job.snapshot is None:
-            snapshot = capture_snapshot(client, job, accepted, permission)
+            try:
+                snapshot = capture_snapshot(client, job, accepted, permission)
+            except IssueChanged as exc:
+                what = " and ".join(exc.changed)
+                client.create_comment(job.number, _text("relabel.md", self.settings).replace("{what}", what))
+                self.store.finish(job.id, self.owner, "cancelled", str(exc))
+                return
             self.store.save_snapshot(job.id, snapshot.model_dump())
         else:
             snapshot = Snapshot.model_validate(job.snapshot)
@@ -229,7 +239,9 @@ class WorkerPool:
         except JobInterrupted:
             outcome = None
         if ctx.stop_requested():
-            self.store.finish(job.id, self.owner, "cancelled", "stopped by /agent stop")
+            # The request's reason (who stopped it: /agent stop, or the label removed) was stored with it.
+            stopped = self.store.get_job(job.id)
+            self.store.finish(job.id, self.owner, "cancelled", stopped.reason if stopped else "stopped")
         elif outcome is None:
             self.store.release(job.id, self.owner)
         else:

@@ -15,6 +15,7 @@ from bot.commands.main import main
 from bot.queue.models import Trigger
 from bot.queue.store import Store
 from tests.support.fake_github import FakeGitHub
+from tests.support.server import serve
 from tests.support.service import wait_until
 from tests.support.world import free_port
 
@@ -99,6 +100,12 @@ def test_the_installed_command_exits_2(tmp_path):
 def test_sigterm_ends_open_run_viewer_streams_instead_of_waiting_for_them(tmp_path):
     """uvicorn waits up to 30 s for open responses before the workers drain; a viewer's page must not hold that up."""
     fake = FakeGitHub()
+    with serve(fake.asgi()) as github_url:  # serve reads its bot user (GET /app) at start
+        _sigterm_with_an_open_stream(tmp_path, fake, github_url)
+    assert fake.violations == []
+
+
+def _sigterm_with_an_open_stream(tmp_path: Path, fake: FakeGitHub, github_url: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}
     env.update(
         AIFIX_APP_ID=str(fake.app_id),
@@ -106,7 +113,7 @@ def test_sigterm_ends_open_run_viewer_streams_instead_of_waiting_for_them(tmp_pa
         AIFIX_WEBHOOK_SECRET="webhook-secret-0123456789",
         AIFIX_ADMIN_TOKEN="admin-token-0123456789",
         AIFIX_DATABASE_URL=f"sqlite:///{tmp_path / 'ai-fix.db'}",
-        AIFIX_GITHUB_API_URL="http://127.0.0.1:9",
+        AIFIX_GITHUB_API_URL=github_url + "/",
         AIFIX_WORKERS="0",
         AIFIX_ANTHROPIC_API_KEY="sk-ant-unused-0123456789",  # serve opens the default models at start
     )
@@ -116,7 +123,7 @@ def test_sigterm_ends_open_run_viewer_streams_instead_of_waiting_for_them(tmp_pa
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until(lambda: _answers(f"{url}/healthz"), timeout=30)
+        wait_until(lambda: _answers(f"{url}/healthz"), timeout=60)  # start-up takes 15 - 30 s on a loaded machine
         store = Store.from_url(env["AIFIX_DATABASE_URL"])
         trigger = Trigger(kind="issue", repo="o/r", number=1, installation_id=1, sender="someone")
         with store.transaction() as conn:

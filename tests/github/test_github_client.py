@@ -6,6 +6,7 @@ import httpx
 import pytest
 from githubkit.exception import RequestFailed
 
+from bot.errors import GitHubError
 from bot.github.client import GitHubApp, GitHubStatusError
 from bot.github.retry import RetryPolicy
 from tests.support.webhooks import REPO
@@ -32,6 +33,16 @@ def test_each_job_gets_a_token_for_its_one_repository(app, fake_github):
         "repos/get-collaborator-permission-level: token scoped to ['Codertocat/Hello-World'] used on Codertocat/Other"
     ]
     fake_github.violations.clear()  # that refusal was the point of this step
+
+
+def test_the_apps_bot_user_is_read_from_get_app_with_the_jwt(app, fake_github):
+    fake_github.bot_login = "my-fixer[bot]"
+    assert app.bot_login() == "my-fixer[bot]"
+    [call] = fake_github.calls_to("apps/get-authenticated")
+    assert call.token is None  # the App's JWT, checked by the fake, as GitHub requires
+    fake_github.script("GET", "^/app$", httpx.Response(200, json={"id": 1}))
+    with pytest.raises(GitHubError, match="without the App's slug"):
+        app.bot_login()
 
 
 def test_permissions_come_from_the_collaborator_api(app, fake_github):

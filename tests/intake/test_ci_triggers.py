@@ -15,7 +15,7 @@ INSTALL = {"id": 1}
 
 
 def trigger_of(name: str, payload: dict[str, Any]) -> Trigger | str:
-    decision = decide(Event(name, "d-1", payload), trigger_label="ai-fix", app_id=42)
+    decision = decide(Event(name, "d-1", payload), trigger_label="ai-fix", bot_login="ai-fix[bot]")
     if isinstance(decision, Ignored):
         return decision.reason
     assert isinstance(decision, Triggered)
@@ -63,7 +63,8 @@ def test_a_check_run_of_another_app_on_an_ai_fix_branch_without_its_pr_becomes_a
     assert trigger.checks[0].check_run_id == run["id"]
     run["app"].update(slug="github-actions")
     assert "reported as its workflow run" in str(trigger_of("check_run", payload))
-    run["app"].update(slug="ai-fix", id=42)
+    run["app"].update(slug="ai-fix", id=42, name="ai-fix")
+    run["name"] = "ai-fix's own check, renamed"
     assert "ai-fix itself" in str(trigger_of("check_run", payload))
 
 

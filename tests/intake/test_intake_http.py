@@ -7,8 +7,11 @@ import threading
 import uuid
 
 import httpx
+import pytest
 
+from bot.errors import StoreUnavailable
 from bot.intake.signature import sign
+from bot.queue.store import Store
 from tests.support.fake_github import load_payload
 from tests.support.service import ADMIN, settled, wait_until
 from tests.support.webhooks import SECRET, deliver, headers, labeled
@@ -239,3 +242,63 @@ def test_signature_is_checked_on_the_exact_bytes_received(start_service):
         },
     )
     assert response.status_code == 202
+
+
+def test_unhealthy_once_the_database_file_is_moved_away_and_nothing_goes_into_the_moved_file(start_service, tmp_path):
+    db_dir, moved = tmp_path / "db", tmp_path / "moved"
+    db_dir.mkdir()
+    moved.mkdir()
+    svc = start_service(workers=False, database_url=f"sqlite:///{db_dir / 'ai-fix.db'}")
+    assert deliver(svc.client, "issues", labeled(1)).status_code == 202
+    assert svc.client.get("/healthz").status_code == 200
+    for f in db_dir.iterdir():  # the volume re-mounted, a restore, an operator's mv: the open files live on
+        f.rename(moved / f.name)
+    health = svc.client.get("/healthz")
+    assert health.status_code == 503 and "is not the file this process opened" in health.json()["error"]
+    assert deliver(svc.client, "issues", labeled(2)).status_code == 503
+    with pytest.raises(StoreUnavailable, match="not the file this process opened"):
+        svc.store.cancel_target("Codertocat/Hello-World", 1, "a worker's write")
+    errors: list[Exception] = []
+
+    def first_read_of_a_new_thread() -> None:
+        try:
+            svc.store.list_jobs()
+        except StoreUnavailable as exc:
+            errors.append(exc)
+
+    fresh = threading.Thread(target=first_read_of_a_new_thread)
+    fresh.start()
+    fresh.join()
+    assert "is not the file this process opened" in str(errors[0])
+    assert list(db_dir.iterdir()) == []  # no empty database was left where the file was
+    orphan = Store(moved / "ai-fix.db")
+    assert [(j.number, j.status) for j in orphan.list_jobs()] == [(1, "queued")]
+    orphan.close()
+
+
+def test_unhealthy_when_a_write_cannot_commit(start_service):
+    svc = start_service(workers=False, busy_timeout=0.2)
+    blocker = sqlite3.connect(svc.store.path, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # reads still answer (WAL); no write can commit
+    try:
+        health = svc.client.get("/healthz")
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert health.status_code == 503 and "database is locked" in health.json()["error"]
+    assert svc.client.get("/healthz").json() == {"ok": True}
+
+
+def test_task_ids_are_plain_digits_in_range(start_service):
+    svc = start_service(workers=False)
+    job_id = deliver(svc.client, "issues", labeled(1)).json()["job_id"]
+    assert svc.admin(f"/tasks/{job_id}").json()["number"] == 1
+    for path in (
+        f"/tasks/{job_id}%0a",
+        "/tasks/99999999999999999999999",
+        "/tasks/9223372036854775808",
+        "/tasks/%C2%B9",
+    ):
+        response = svc.admin(path)
+        assert (response.status_code, response.json()) == (404, {"error": "no such task"}), path
+    assert svc.admin("/tasks?limit=%C2%B2").status_code == 400

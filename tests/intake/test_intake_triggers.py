@@ -5,15 +5,15 @@ import json
 import pytest
 
 from bot.intake.events import Event, MalformedDelivery, parse_event
-from bot.intake.triggers import Ignored, InstallationChange, Ping, Triggered, decide
+from bot.intake.triggers import Ignored, InstallationChange, LabelRemoved, Ping, Triggered, decide
 from tests.support.fake_github import load_payload
-from tests.support.webhooks import labeled, pr_comment, review_comment, review_submitted
+from tests.support.webhooks import labeled, pr_comment, review_comment, review_submitted, unlabeled
 
-APP_ID = 4242
+BOT = "ai-fix[bot]"
 
 
 def run(name: str, payload: dict) -> object:
-    return decide(Event(name=name, delivery_id="d-1", payload=payload), trigger_label="ai-fix", app_id=APP_ID)
+    return decide(Event(name=name, delivery_id="d-1", payload=payload), trigger_label="ai-fix", bot_login=BOT)
 
 
 def test_labeled_with_the_trigger_label_is_an_issue_trigger():
@@ -29,6 +29,64 @@ def test_labeled_with_the_trigger_label_is_an_issue_trigger():
     )
     assert t.clone_url == "https://github.com/Codertocat/Hello-World.git" and t.default_branch == "master"
     assert t.delivery_id == "d-1"
+
+
+def test_an_issue_trigger_carries_the_issue_as_labelled():
+    payload = labeled(7)
+    payload["issue"].update(title="Crash on empty input", body="Steps:\r\n1. run it")
+    issue = run("issues", payload).trigger.issue
+    assert (issue.title, issue.body, issue.labels, issue.author) == (
+        "Crash on empty input",
+        "Steps:\r\n1. run it",
+        ["ai-fix", "bug"],
+        "Codertocat",
+    )
+    assert issue.at == payload["issue"]["updated_at"]
+
+
+def test_removing_the_trigger_label_is_a_label_removal_unless_ai_fix_removed_it():
+    decision = run("issues", unlabeled(7))
+    assert isinstance(decision, LabelRemoved)
+    assert (decision.repo, decision.number, decision.installation_id, decision.sender) == (
+        "Codertocat/Hello-World",
+        7,
+        1,
+        "Codertocat",
+    )
+    assert decision.reason == "the ai-fix label was removed by @Codertocat"
+    assert (
+        "ai-fix removed the label itself" in run("issues", unlabeled(7, sender="ai-fix[bot]", sender_type="Bot")).reason
+    )
+    assert "not the trigger label" in run("issues", unlabeled(7, label="bug")).reason
+
+
+def _set(payload: dict, key: str, field: str, value: object) -> dict:
+    payload[key][field] = value
+    return payload
+
+
+@pytest.mark.parametrize(
+    ("name", "payload", "field"),
+    [
+        ("issues", _set(labeled(), "issue", "number", 2**63), "number"),
+        ("issues", _set(labeled(), "issue", "number", 0), "number"),
+        ("issues", _set(labeled(), "installation", "id", 2**64 - 1), "installation_id"),
+        ("issues", _set(labeled(), "repository", "full_name", "Codertocat/Hello-World\nx"), "repo"),
+        ("issues", _set(labeled(), "sender", "login", "Codertocat\u0000"), "sender"),
+        ("issues", _set(labeled(), "issue", "title", ["not", "text"]), "title"),
+        ("issues", _set(unlabeled(), "issue", "number", 2**63), "number"),
+        ("issues", _set(unlabeled(), "installation", "id", 2**64 - 1), "installation_id"),
+        ("issue_comment", _set(pr_comment("/agent stop"), "comment", "id", 2**63), "comment_id"),
+        (
+            "installation",
+            _set(load_payload("installation/created"), "installation", "id", 2**64 - 1),
+            "installation_id",
+        ),
+    ],
+)
+def test_values_no_github_object_has_are_recorded_as_unusable(name, payload, field):
+    decision = run(name, payload)
+    assert isinstance(decision, Ignored) and f"payload is unusable: {field}:" in decision.reason, decision
 
 
 def test_the_label_compares_case_insensitively_like_github():
@@ -82,12 +140,20 @@ def test_retry_refusals(payload, reason):
     assert isinstance(decision, Ignored) and reason in decision.reason
 
 
-def test_a_pr_opened_by_another_app_with_our_marker_is_not_ours():
-    payload = pr_comment("/agent retry")
-    payload["issue"]["performed_via_github_app"] = {"id": 999}
-    assert isinstance(run("issue_comment", payload), Ignored)
-    payload["issue"]["performed_via_github_app"] = {"id": APP_ID}
-    assert isinstance(run("issue_comment", payload), Triggered)
+def test_a_pr_by_another_bot_with_our_marker_is_not_ours():
+    renovate = pr_comment("/agent retry")
+    renovate["issue"]["user"]["login"] = "renovate[bot]"
+    assert "only on a pull request opened by ai-fix" in run("issue_comment", renovate).reason
+    review = review_submitted()
+    review["pull_request"]["user"]["login"] = "renovate[bot]"
+    assert "not opened by ai-fix" in run("pull_request_review", review).reason
+    comment = review_comment()
+    comment["pull_request"]["user"]["login"] = "renovate[bot]"
+    assert "not opened by ai-fix" in run("pull_request_review_comment", comment).reason
+    # Our own bot user, whatever the case GitHub spells it in.
+    ours = pr_comment("/agent retry")
+    ours["issue"]["user"]["login"] = "AI-Fix[bot]"
+    assert isinstance(run("issue_comment", ours), Triggered)
 
 
 @pytest.mark.parametrize("name", ["stop", "help"])

@@ -1,17 +1,21 @@
 """The intake writer on a real SQLite file: deliveries gathered in one event-loop pass, deferred processing, shutdown."""
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
 
 from bot.errors import StoreUnavailable
-from bot.intake.apply import Ack, apply_batch
+from bot.intake.apply import Ack, Incoming, apply_batch, process_pending
+from bot.intake.triggers import Triggered
 from bot.intake.writer import IntakeWriter
+from bot.queue.health import quarantined_deliveries
 from bot.queue.store import Store
 from tests.support.service import wait_until
 from tests.support.webhooks import incoming
@@ -199,3 +203,63 @@ def test_a_delivery_whose_fsync_fails_or_hangs_is_refused(store, fails):
         writer.stop()
     # It was committed: GitHub's redelivery is recognised, not stored twice.
     assert count(store, "SELECT COUNT(*) FROM deliveries") == 1
+
+
+def unstorable(delivery_id: str) -> Incoming:
+    """A trigger the database cannot take (its issue number is 2**63), as a rule that missed the bound would make."""
+    item = incoming(7, delivery_id)
+    bad = item.decision.trigger.model_copy(update={"number": 2**63})
+    return dataclasses.replace(item, decision=Triggered(bad))
+
+
+def test_a_delivery_whose_meaning_fails_alone_is_stored_retried_then_quarantined(store):
+    [ack] = apply_batch(store, [unstorable("bad")])  # alone: applied at once, and that fails
+    assert ack.outcome == "accepted"  # stored all the same, for the processor to try again
+    failures = "SELECT failures, processed, error FROM deliveries WHERE id = 'bad'"
+    with store.reading() as conn:
+        assert tuple(conn.execute(failures).fetchone()) == (
+            1,
+            0,
+            "OverflowError: Python int too large to convert to SQLite INTEGER",
+        )
+    apply_batch(store, [incoming(n, f"good-{n}") for n in (1, 2, 3)], defer=True)
+    assert process_pending(store, 64) == 4  # the bad one fails again; the three after it are processed
+    assert count(store, "SELECT COUNT(*) FROM jobs") == 3
+    assert process_pending(store, 64) == 1
+    assert process_pending(store, 64) == 0  # quarantined at its third failure: no longer pending
+    with store.reading() as conn:
+        failed, processed, error = conn.execute(failures).fetchone()
+    assert (failed, processed) == (3, 1)
+    assert error.startswith("ValidationError: 1 validation error for Trigger number")  # as stored, it no longer reads
+    assert count(store, "SELECT COUNT(*) FROM jobs") == 3 and quarantined_deliveries(store) == 1
+
+
+def test_a_store_failure_counts_against_no_delivery(store):
+    apply_batch(store, [incoming(n, f"d-{n}") for n in (1, 2)], defer=True)
+    with store.transaction() as conn:
+        conn.execute("ALTER TABLE triggers RENAME TO triggers_gone")
+    for _ in range(4):
+        with pytest.raises(StoreUnavailable, match="no such table: triggers"):
+            process_pending(store, 64)
+    assert count(store, "SELECT COUNT(*) FROM deliveries WHERE failures = 0 AND processed = 0") == 2
+    with store.transaction() as conn:
+        conn.execute("ALTER TABLE triggers_gone RENAME TO triggers")
+    assert process_pending(store, 64) == 2 and count(store, "SELECT COUNT(*) FROM jobs") == 2
+
+
+def test_an_answered_batch_is_not_kept_alive_until_its_timeout(store):
+    """Under load, answers kept for the 10 s of the fsync timeout were what the collector kept walking."""
+
+    async def answered_then_released(writer: IntakeWriter) -> int:
+        acks = await asyncio.gather(*(writer.submit(incoming(n, f"delivery-{n}")) for n in range(1, 21)))
+        refs = [weakref.ref(ack) for ack in acks]
+        del acks
+        await asyncio.sleep(0.1)
+        return sum(ref() is not None for ref in refs)
+
+    writer = IntakeWriter(store)
+    writer.start()
+    try:
+        assert asyncio.run(answered_then_released(writer)) == 0
+    finally:
+        writer.stop()

@@ -19,7 +19,10 @@ from tests.support.webhooks import REPO, deliver, labeled
 
 
 def run_job(svc: Service) -> Job:
-    response = deliver(svc.client, "issues", labeled())
+    payload = labeled()
+    issue = svc.fake.issues[(REPO, 1)]
+    payload["issue"].update(title=issue["title"], body=issue["body"])  # labelled as it reads on GitHub now
+    response = deliver(svc.client, "issues", payload)
     assert response.status_code == 202, response.text
     job_id = response.json()["job_id"]
     deadline = time.monotonic() + 20

@@ -72,6 +72,7 @@ def test_bots_and_non_triggers_create_no_task(start_service, fake_github):
         ("issues", labeled(1, sender="ai-fix[bot]", sender_type="Bot")),
         ("issues", labeled(1, label="question")),
         ("issue_comment", pr_comment("/agent retry", sender="renovate[bot]", sender_type="Bot")),
+        ("issue_comment", pr_comment("/agent retry", pr_author="renovate[bot]")),  # marker copied by another bot
         ("issue_comment", pr_comment("Here is how to call it:\n```\n/agent retry\n```")),
         ("issue_comment", pr_comment("> /agent stop\nWhy would I?")),
         ("pull_request_review", review_submitted("approved", "LGTM")),
@@ -149,7 +150,7 @@ def test_agent_stop_cancels_the_running_and_the_queued_job(start_service, fake_g
     assert stop_job.kind == "stop" and stop_job.status == "done"
     assert settled(svc.store, queued).status == "cancelled"
     job = settled(svc.store, running)
-    assert job.status == "cancelled" and job.reason == "stopped by /agent stop"
+    assert job.status == "cancelled" and job.reason == "stopped by @Codertocat (/agent stop)"
     assert "cancel_requested" in events(job)
     assert (REPO, f"comment:{stop['comment']['id']}", "eyes") in fake_github.reactions
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,7 +21,7 @@ from bot.queue.store import Store
 from bot.queue.worker import WorkerPool
 from tests.support.pipelines import Gate, Ledger, wait_for
 from tests.support.server import serve
-from tests.support.service import FAST, github_for, make_settings, settled, wait_until
+from tests.support.service import ADMIN, FAST, github_for, make_settings, settled, wait_until
 from tests.support.webhooks import SECRET, deliver, labeled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +48,7 @@ def env_for(tmp_path: Path, fake, github_url: str, pipeline: str) -> dict[str, s
         "AIFIX_PIPELINE": pipeline,
         "AIFIX_WORK_DIR": str(tmp_path / "work"),
         "AIFIX_WORKERS": "1",
+        "AIFIX_ADMIN_TOKEN": ADMIN,
     }
 
 
@@ -56,7 +58,12 @@ def enqueue(store: Store, *numbers: int) -> list[int]:
         payload = labeled(n)
         event = Event("issues", f"d-{n}", payload)
         items.append(
-            Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), time.time())
+            Incoming(
+                event,
+                json.dumps(payload).encode(),
+                decide(event, trigger_label="ai-fix", bot_login="ai-fix[bot]"),
+                time.time(),
+            )
         )
     return [ack.job_id for ack in apply_batch(store, items)]
 
@@ -114,6 +121,9 @@ def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_u
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
             wait_until(lambda: _answers(client), timeout=30)
             job_id = deliver(client, "issues", labeled(1)).json()["job_id"]
+            metrics = client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN}"}).text
+            # Started up, the heap is frozen: full collections no longer walk it while requests wait.
+            assert int(re.search(r"^aifix_gc_frozen_objects (\d+)$", metrics, re.MULTILINE)[1]) > 50_000
         wait_for(tmp_path / "work" / f"started-{job_id}", timeout=15)
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=20) == 0
@@ -124,6 +134,7 @@ def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_u
     job = store.get_job(job_id)
     assert job.status == "queued" and job.attempts == 0, stderr
     assert job.events[-1].event == "released" and job.state["step"] >= 1
+    assert len(fake_github.calls_to("apps/get-authenticated")) == 1  # its bot user, read once at start
     store.close()
 
 

@@ -47,7 +47,10 @@ def enqueue(store: Store, *numbers: int) -> list[int]:
         event = Event("issues", f"delivery-{n}-{time.monotonic_ns()}", payload)
         items.append(
             Incoming(
-                event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), store.clock()
+                event,
+                json.dumps(payload).encode(),
+                decide(event, trigger_label="ai-fix", bot_login="ai-fix[bot]"),
+                store.clock(),
             )
         )
     return [ack.job_id for ack in apply_batch(store, items)]

@@ -45,6 +45,11 @@ _APP_IDS = itertools.count(4242)
 answered with a JWT signed for an earlier one."""
 
 
+def github_time(offset: float = 0.0) -> str:
+    """Now (plus `offset` seconds) as GitHub writes timestamps: `2019-05-15T15:20:18Z`."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + offset))
+
+
 def load_payload(name: str) -> dict[str, Any]:
     """A webhook fixture, e.g. `issues/labeled`."""
     return json.loads((WEBHOOKS_DIR / f"{name}.json").read_text())
@@ -195,6 +200,7 @@ class FakeGitHub:
         self._scripted: list[tuple[str, str, list[httpx.Response]]] = []
         self._handlers: dict[str, Handler] = {
             "apps/create-installation-access-token": self._create_token,
+            "apps/get-authenticated": self._get_app,
             "repos/get-collaborator-permission-level": self._permission,
             "reactions/create-for-issue": self._reaction,
             "reactions/create-for-issue-comment": self._reaction,
@@ -229,7 +235,7 @@ class FakeGitHub:
 
     def add_comment(self, repo: str, number: int, author: str, body: str) -> dict[str, Any]:
         comment = copy.deepcopy(load_payload("issue_comment/created")["comment"])
-        comment.update(id=next(self._ids), body=body)
+        comment.update(id=next(self._ids), body=body, created_at=github_time(), updated_at=github_time())
         comment["user"]["login"] = author
         self.comments.setdefault((repo, number), []).append(comment)
         return comment
@@ -349,7 +355,7 @@ class FakeGitHub:
             return self._violation(f"{op.op_id}: {problem}")
         auth = request.headers.get("authorization", "")
         token: str | None = None
-        if path.startswith("/app/"):
+        if path == "/app" or path.startswith("/app/"):
             if problem := self._check_jwt(auth):
                 return self._violation(f"{op.op_id}: {problem}")
         else:
@@ -441,6 +447,11 @@ class FakeGitHub:
     def _example(self, op_id: str, status: str) -> dict[str, Any]:
         return copy.deepcopy(self.operations[op_id].responses[status]["example"])
 
+    def _get_app(self, call: Call) -> httpx.Response:
+        body = self._example(call.op_id, "200")
+        body.update(id=self.app_id, slug=self.bot_login.removesuffix("[bot]"), name="ai-fix")
+        return httpx.Response(200, json=body)
+
     def _create_token(self, call: Call) -> httpx.Response:
         installation = int(call.params["installation_id"])
         if installation not in self.installations:
@@ -458,7 +469,7 @@ class FakeGitHub:
         token = "ghs_" + secrets.token_hex(18)
         self.tokens[token] = Token(installation, repos, time.time() + 3600)
         body = self._example(call.op_id, "201")
-        body.update(token=token, expires_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600)))
+        body.update(token=token, expires_at=github_time(3600))
         return httpx.Response(201, json=body)
 
     def _permission(self, call: Call) -> httpx.Response:

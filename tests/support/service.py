@@ -92,7 +92,7 @@ def start_service(tmp_path: Path, fake_github: FakeGitHub) -> Iterator[object]:
             pipeline = pipeline(settings)  # type: ignore[operator]
         store = Store.from_url(settings.database_url, busy_timeout=busy_timeout)
         services = [WorkerPool(store, github_for(settings), pipeline, settings, config=config)] if workers else []
-        app = create_app(settings, store=store, services=services)
+        app = create_app(settings, store=store, bot_login=fake_github.bot_login, services=services)
         server = serve(app)
         url = server.__enter__()
         client = httpx.Client(base_url=url, timeout=10)

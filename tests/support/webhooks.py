@@ -15,7 +15,7 @@ from bot.intake.events import Event
 from bot.intake.signature import sign
 from bot.intake.triggers import decide
 
-from .fake_github import load_payload
+from .fake_github import github_time, load_payload
 
 SECRET = "It's a Secret to Everybody"
 REPO = "Codertocat/Hello-World"
@@ -42,8 +42,20 @@ def labeled(
 ) -> dict[str, Any]:
     payload = copy.deepcopy(load_payload("issues/labeled"))
     payload["issue"]["number"] = number
+    # GitHub's example adds `bug`; here `label` is added to it, and the issue carries both, as GitHub sends it.
     payload["label"]["name"] = label
+    payload["issue"]["labels"] = [copy.deepcopy(payload["label"]), *payload["issue"]["labels"]]
+    payload["issue"]["updated_at"] = github_time()  # labelling bumps it: the label's time on GitHub's clock
     return _common(payload, sender, sender_type, installation)
+
+
+def unlabeled(
+    number: int = 1, *, label: str = "ai-fix", sender: str = "Codertocat", sender_type: str = "User"
+) -> dict[str, Any]:
+    payload = copy.deepcopy(load_payload("issues/unlabeled"))
+    payload["issue"]["number"] = number
+    payload["label"]["name"] = label
+    return _common(payload, sender, sender_type, INSTALLATION)
 
 
 def pr_comment(
@@ -53,6 +65,7 @@ def pr_comment(
     sender: str = "Codertocat",
     sender_type: str = "User",
     pr_author_type: str = "Bot",
+    pr_author: str = "ai-fix[bot]",
     pr_body: str = PR_BODY,
     on_pr: bool = True,
 ) -> dict[str, Any]:
@@ -60,7 +73,7 @@ def pr_comment(
     payload = copy.deepcopy(load_payload("issue_comment/created"))
     payload["issue"]["number"] = number
     payload["issue"]["body"] = pr_body
-    payload["issue"]["user"].update(login="ai-fix[bot]", type=pr_author_type)
+    payload["issue"]["user"].update(login=pr_author, type=pr_author_type)
     if on_pr:
         payload["issue"]["pull_request"] = load_payload("issue_comment/created.on-pr.zulip")["issue"]["pull_request"]
     payload["comment"]["body"] = body
@@ -128,4 +141,6 @@ def deliver(
 def incoming(number: int, delivery_id: str) -> Incoming:
     payload = labeled(number)
     event = Event("issues", delivery_id, payload)
-    return Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", app_id=1), time.time())
+    return Incoming(
+        event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", bot_login="ai-fix[bot]"), time.time()
+    )
