@@ -69,8 +69,9 @@ def replace_hidden_record(name: str, body: str, data: Any) -> str:
 def opened_by_ai_fix(item: dict[str, Any], app_id: int | None) -> bool:
     """True for an issue or PR object that ai-fix opened: authored by a bot account, its body carrying our PR marker.
 
-    Read from GitHub's own data (author and body), so it works without the local database; the one rule
-    the webhook's triggers and the jobs on a pull request both apply.
+    Read from GitHub's own data (author and body), so it works without the local database. The jobs on a
+    pull request (`ci`, `rebase`, `scan`) apply it; the webhook's triggers apply the stricter
+    `bot.intake.triggers.opened_by_ai_fix` (the author is this App's own `<slug>[bot]` login).
     """
     user = item.get("user")
     if not isinstance(user, dict) or user.get("type") != "Bot" or find_marker(item.get("body"), PR_KIND) is None:
