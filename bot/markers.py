@@ -40,12 +40,41 @@ def hidden_record(name: str, data: Any) -> str:
     return f"<!-- ai-fix:{name} {text} -->"
 
 
+def _record(name: str) -> re.Pattern[str]:
+    return re.compile(rf"<!-- ai-fix:{re.escape(name)} (?P<json>[\[{{].*?[\]}}]) -->")
+
+
 def read_hidden_record(name: str, body: str | None) -> Any:
     """The JSON a body's hidden record `name` holds; None when there is none or it does not parse."""
-    m = re.search(rf"<!-- ai-fix:{re.escape(name)} (?P<json>[\[{{].*?[\]}}]) -->", body or "")
+    m = _record(name).search(body or "")
     if m is None:
         return None
     try:
         return json.loads(m.group("json"))
     except ValueError:
         return None
+
+
+def replace_hidden_record(name: str, body: str, data: Any) -> str:
+    """`body` with its hidden record `name` holding `data`: replaced in place, else added after the first marker."""
+    record = hidden_record(name, data)
+    if _record(name).search(body):
+        return _record(name).sub(lambda _m: record, body, count=1)
+    first = _MARKER.search(body)
+    if first is None:
+        return f"{record}\n\n{body}"
+    return f"{body[: first.end()]}\n\n{record}{body[first.end() :]}"
+
+
+def opened_by_ai_fix(item: dict[str, Any], app_id: int | None) -> bool:
+    """True for an issue or PR object that ai-fix opened: authored by a bot account, its body carrying our PR marker.
+
+    Read from GitHub's own data (author and body), so it works without the local database. The jobs on a
+    pull request (`ci`, `rebase`, `scan`) apply it; the webhook's triggers apply the stricter
+    `bot.intake.triggers.opened_by_ai_fix` (the author is this App's own `<slug>[bot]` login).
+    """
+    user = item.get("user")
+    if not isinstance(user, dict) or user.get("type") != "Bot" or find_marker(item.get("body"), PR_KIND) is None:
+        return False
+    app = item.get("performed_via_github_app")
+    return not isinstance(app, dict) or not app or app_id is None or app.get("id") == app_id

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-JobKind = Literal["issue", "retry", "review"]
+JobKind = Literal["issue", "retry", "review", "ci", "rebase", "scan"]
+"""`scan`: a base-branch push or a commit status, resolved to the ai-fix pull requests it concerns (no issue)."""
 
 WRITE_PERMISSIONS: frozenset[str] = frozenset({"admin", "maintain", "write"})
 """Roles whose words are instructions (and who may trigger ai-fix); everyone else's text is data."""
@@ -50,7 +51,7 @@ class Snapshot(BaseModel):
     """Comments on the issue by people with write access (others are kept apart as untrusted)."""
     untrusted_comments: list[Comment] = Field(default_factory=list)
     pr_number: int | None = None
-    """The ai-fix PR a retry or review job iterates on."""
+    """The ai-fix PR a retry, review, ci or rebase job iterates on."""
     feedback: str = ""
     """Extra lines of `/agent retry`."""
     review_comments: list[ReviewComment] = Field(default_factory=list)

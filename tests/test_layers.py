@@ -15,7 +15,7 @@ FLOORS: list[set[str]] = [
     {"contract"},
     {"queue", "sandbox", "workspace", "model", "context"},
     {"checks"},
-    {"evidence"},
+    {"evidence", "ci"},
     {"loop"},
     {"delivery", "eval"},
     {"job"},

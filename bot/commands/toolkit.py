@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from bot.context.provider import RepoContext, repo_tag_cache
 from bot.contract.models import SandboxConfig
 from bot.errors import ConfigError
+from bot.job.kinds import GitHubJobs
 from bot.job.pipeline import DeliveryPipeline
 from bot.loop.session import ModelOpener, Toolkit
 from bot.model.anthropic_backend import AnthropicModel
@@ -149,10 +150,12 @@ def run_links(settings: Settings) -> Callable[[int], str] | None:
 
 
 def delivery_pipeline(settings: Settings) -> Pipeline:
-    """The default AIFIX_PIPELINE: contract → loop → pull request, with the models opened afresh for each job.
+    """The default AIFIX_PIPELINE: contract → loop → pull request (and the CI, rebase and scan jobs), with the models
+    opened afresh for each job.
 
     The default models are opened once here, so a missing key stops `ai-fix serve` at start; a repository's
     own `model:` config is opened with its job.
     """
     open_models(ModelChoice(name=settings.model, small=settings.small_model, reason="the defaults"), settings)
-    return DeliveryPipeline(toolkit(settings, model=model_opener(None, settings)), run_link=run_links(settings))
+    rounds = DeliveryPipeline(toolkit(settings, model=model_opener(None, settings)), run_link=run_links(settings))
+    return GitHubJobs(rounds)

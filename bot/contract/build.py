@@ -18,6 +18,7 @@ from bot.contract.kind import for_reviewer, task_kind
 from bot.contract.models import (
     Budget,
     Check,
+    CiConfig,
     Conventions,
     Criterion,
     ModelConfig,
@@ -289,6 +290,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         budget=budget,
         sandbox=sandbox,
         model=ModelConfig(**config.model.model_dump()) if config else ModelConfig(),
+        ci=CiConfig(**config.ci.model_dump()) if config else CiConfig(),
         feedback=feedback,
         provenance=Provenance(
             repo=snapshot.repo,

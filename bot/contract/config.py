@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from bot.contract.models import Budget, ModelConfig, SandboxConfig
+from bot.contract.models import Budget, CiConfig, ModelConfig, SandboxConfig
 from bot.errors import ConfigError
 
 CONFIG_PATH = ".github/ai-fix.yml"
@@ -87,6 +87,17 @@ class ModelEntry(ModelConfig):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class CiEntry(CiConfig):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("max_rounds")
+    @classmethod
+    def _not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError("must be 0 or more (0: no CI rounds, re-runs only)")
+        return value
+
+
 class RepoConfig(_Strict):
     """The parsed file; `model_fields_set` tells which keys it sets (absent `checks`: detect them)."""
 
@@ -102,6 +113,7 @@ class RepoConfig(_Strict):
     """`plan`: every issue job first proposes two approaches and waits for a maintainer's `/agent approve`."""
     approval_timeout_days: float = Field(default=7.0, gt=0, le=365)
     """How long a plan waits for an answer before the job is cancelled (fractions allowed)."""
+    ci: CiEntry = Field(default_factory=CiEntry)
 
     @field_validator("setup_secrets")
     @classmethod

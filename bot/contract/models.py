@@ -94,6 +94,17 @@ class SandboxConfig(BaseModel):
     """Globs of the files the setup depends on (repository-relative); a change to one rebuilds the setup snapshot."""
 
 
+class CiConfig(BaseModel):
+    """How ai-fix reacts to the project's own CI on its pull requests (`ci:` in `.github/ai-fix.yml`)."""
+
+    fix: bool = True
+    """False: ai-fix neither re-runs nor fixes failing checks on this repository's pull requests."""
+    rerun_first: bool = True
+    """Re-run a failed GitHub Actions workflow's failed jobs once before a round: a pass there means flaky."""
+    max_rounds: int = 3
+    """CI rounds per pull request, counted from the rounds its body records (so across restarts)."""
+
+
 class ModelConfig(BaseModel):
     name: str | None = None
     small: str | None = None
@@ -103,7 +114,7 @@ class Provenance(BaseModel):
     repo: str = ""
     """"owner/name", or the local path in local mode."""
     number: int | None = None
-    kind: Literal["issue", "retry", "review", "local"] = "local"
+    kind: Literal["issue", "retry", "review", "ci", "rebase", "scan", "local"] = "local"
     sender: str | None = None
     sender_permission: str | None = None
     author: str | None = None
@@ -148,6 +159,7 @@ class TaskContract(BaseModel):
     budget: Budget = Field(default_factory=Budget)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
+    ci: CiConfig = Field(default_factory=CiConfig)
     feedback: list[str] = Field(default_factory=list)
     """Reviewer feedback for this round (from `/agent retry` lines or review comments)."""
     provenance: Provenance = Field(default_factory=Provenance)

@@ -36,9 +36,12 @@ class PullRef(BaseModel):
     head_ref: str
     state: str = "open"
     body: str = ""
+    head_sha: str = ""
+    base_ref: str = ""
 
 
-def _pull(data: Mapping[str, Any]) -> PullRef:
+def pull_ref(data: Mapping[str, Any]) -> PullRef:
+    """The fields ai-fix uses of a pull request object from the REST API."""
     return PullRef(
         number=data["number"],
         node_id=data.get("node_id", ""),
@@ -47,6 +50,8 @@ def _pull(data: Mapping[str, Any]) -> PullRef:
         head_ref=(data.get("head") or {}).get("ref", ""),
         state=data.get("state", "open"),
         body=data.get("body") or "",
+        head_sha=(data.get("head") or {}).get("sha", ""),
+        base_ref=(data.get("base") or {}).get("ref", ""),
     )
 
 
@@ -84,7 +89,7 @@ class GitHubOutput:
         )
         for data in exact:
             if find_marker(data.get("body"), PR_KIND) == issue_number:
-                return _pull(data)
+                return pull_ref(data)
         # The title (and so the branch slug) may have changed since the PR was opened.
         prefix = f"ai-fix/{issue_number}-"
         for page in range(1, 11):
@@ -97,13 +102,13 @@ class GitHubOutput:
                 if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(
                     data.get("body"), PR_KIND
                 ) == issue_number:
-                    return _pull(data)
+                    return pull_ref(data)
             if len(pulls) < 100:
                 break
         return None
 
     def get_pr(self, number: int) -> PullRef:
-        return _pull(self.client.get_pull(number))
+        return pull_ref(self.client.get_pull(number))
 
     def upsert_pr(
         self, *, issue_number: int, branch: str, base: str, title: str, body: str, existing: PullRef | None
@@ -117,7 +122,7 @@ class GitHubOutput:
                     data = self.gh.rest.pulls.create(
                         self.owner, self.name, title=title, head=branch, base=base, body=body, draft=True
                     ).json()
-                return _pull(data)
+                return pull_ref(data)
             except Refused as exc:
                 if "already exists" not in exc.message:
                     raise GitHubError(f"GitHub refused to open the pull request for {branch}: {exc.message}") from None
@@ -128,7 +133,7 @@ class GitHubOutput:
                         "close it or delete the branch, then retry"
                     ) from exc
         data = self._json(lambda: self.gh.rest.pulls.update(self.owner, self.name, pr.number, title=title, body=body))
-        return _pull(data)
+        return pull_ref(data)
 
     def request_review(self, pr: PullRef, login: str) -> bool:
         """Ask the person who triggered the run to review; False when GitHub will not (e.g. not a collaborator)."""
@@ -208,6 +213,21 @@ class GitHubOutput:
     def upsert_progress(self, issue_number: int, body: str, comment_id: int | None) -> dict[str, Any]:
         """The one comment ai-fix keeps on the issue (found by its marker unless its id is known)."""
         return self.upsert_comment(issue_number, body, marker(PROGRESS_KIND, issue_number), comment_id)
+
+    def progress_body(self, issue_number: int) -> str:
+        """What the issue's progress comment says now ("" when there is none)."""
+        found = self.client.find_marked_comment(issue_number, marker(PROGRESS_KIND, issue_number))
+        return str(found.get("body") or "") if found else ""
+
+    def comment(self, number: int, body: str) -> dict[str, Any]:
+        """A new comment on an issue or pull request (a reply to a command, say)."""
+        return self.client.create_comment(number, self._safe(body))
+
+    def update_pr_body(self, pr: PullRef, body: str) -> PullRef:
+        """Replace the PR body (its hidden records changed); the title stays."""
+        text = self._safe(body)
+        data = self._json(lambda: self.gh.rest.pulls.update(self.owner, self.name, pr.number, body=text))
+        return pull_ref(data)
 
     def reply_once(self, pr: PullRef, comment_id: int, body: str, *, key: str) -> bool:
         """Reply in a review thread unless a reply with this key is already there (a redelivered review)."""

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from bot.loop.result import Cost, Outcome
+from bot.ci.models import CiRecord, CiRound
+from bot.loop.result import Cost, Outcome, RunResult
 from bot.markers import hidden_record, read_hidden_record
 from bot.snapshot import JobKind
 
@@ -29,6 +30,8 @@ class RoundRecord(BaseModel):
     added: int = 0
     removed: int = 0
     cost: Cost = Field(default_factory=Cost)
+    ci: CiRound | None = None
+    """For a `ci` round: the failing head and checks it answered, and whether the sandbox reproduced them."""
 
 
 class Progress(BaseModel):
@@ -62,6 +65,8 @@ class Progress(BaseModel):
     """The plan awaits a maintainer's answer: shown open, the current phase marked as waiting."""
     cancelled: str = ""
     """Why the job was cancelled before it changed anything (no answer in time, `/agent stop`)."""
+    ci: CiRecord = Field(default_factory=CiRecord)
+    """What ai-fix did about the pull request's CI and conflicts: its notes close the comment."""
 
 
 ROUNDS_RECORD = "rounds"
@@ -79,3 +84,21 @@ def read_rounds(body: str | None) -> list[RoundRecord]:
         return [RoundRecord.model_validate(r) for r in data] if isinstance(data, list) else []
     except (ValidationError, TypeError):
         return []
+
+
+def record_round(result: RunResult, *, n: int, kind: JobKind, ci: CiRound | None = None) -> RoundRecord:
+    """What later rounds and the PR body keep of a finished round."""
+    return RoundRecord(
+        n=n,
+        kind=kind,
+        outcome=result.outcome,
+        reason=result.reason,
+        head_sha=result.head_sha,
+        base_sha=result.evidence.base_sha or result.base_sha,
+        steps=result.steps,
+        files=len(result.diff.files),
+        added=result.diff.added,
+        removed=result.diff.removed,
+        cost=result.cost,
+        ci=ci,
+    )

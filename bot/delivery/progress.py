@@ -3,13 +3,23 @@ when no pull request carries it, and the task contract."""
 
 from __future__ import annotations
 
+from bot.ci.models import CiRecord
 from bot.delivery.links import run_link
 from bot.delivery.models import PHASES, Phase, Progress
 from bot.delivery.render import OUTCOME_WORDS
 from bot.markdown import inert_line
 from bot.markers import PROGRESS_KIND, marker
 
-KIND_WORDS = {"issue": "first run", "retry": "`/agent retry`", "review": "review"}
+KIND_WORDS = {
+    "issue": "first run",
+    "retry": "`/agent retry`",
+    "review": "review",
+    "ci": "CI fix",
+    "rebase": "merge of the base branch",
+    "scan": "base-branch check",
+}
+CI_SECTION = "<!-- ai-fix:ci-notes -->"
+CI_SECTION_END = "<!-- /ai-fix:ci-notes -->"
 PHASE_WORDS: dict[Phase, str] = {
     "contract": "Task contract",
     "plan": "Plan: two approaches, one approved by a maintainer",
@@ -65,7 +75,20 @@ def render_progress(progress: Progress) -> str:
         lines += ["", "---", "", progress.contract.rstrip()]
     elif progress.contract:
         lines += ["", "<details><summary>Task contract</summary>", "", progress.contract.rstrip(), "", "</details>"]
-    return "\n".join(lines) + "\n"
+    return with_ci_section("\n".join(lines) + "\n", progress.ci)
+
+
+def with_ci_section(body: str, record: CiRecord) -> str:
+    """`body` (a progress comment) ending with the CI and conflicts section of `record`, replacing the one it had."""
+    start = body.find(CI_SECTION)
+    if start >= 0:
+        end = body.find(CI_SECTION_END, start)
+        body = body[:start].rstrip("\n") + "\n" + (body[end + len(CI_SECTION_END) :].lstrip("\n") if end >= 0 else "")
+    if not record.notes:
+        return body
+    notes = [f"- `{n.head_sha[:7]}` {inert_line(n.text)}" for n in record.notes]
+    section = [CI_SECTION, "#### CI and conflicts", "", *notes, CI_SECTION_END]
+    return body.rstrip("\n") + "\n\n" + "\n".join(section) + "\n"
 
 
 def _marker(progress: Progress) -> str:

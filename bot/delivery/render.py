@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.checks.models import CheckResult, CheckRun
+from bot.ci.models import CiRound
 from bot.contract.models import TaskContract
 from bot.delivery.evidence import criteria_lines, evidence_line, not_verified, reproduction_lines, weakening_lines
 from bot.delivery.handoff import handoff_lines
 from bot.delivery.links import run_link
-from bot.delivery.models import RoundRecord, rounds_record
+from bot.delivery.models import RoundRecord, record_round, rounds_record
 from bot.delivery.plan import approach_line
 from bot.loop.result import Cost, RunResult
 from bot.markdown import code_block, code_span, inert_line, inert_quote
@@ -80,23 +81,6 @@ def total_cost(result: RunResult, rounds: Sequence[RoundRecord]) -> Cost:
     )
 
 
-def record_round(result: RunResult, *, n: int, kind: JobKind) -> RoundRecord:
-    """What later rounds and the PR body keep of a finished round."""
-    return RoundRecord(
-        n=n,
-        kind=kind,
-        outcome=result.outcome,
-        reason=result.reason,
-        head_sha=result.head_sha,
-        base_sha=result.evidence.base_sha or result.base_sha,
-        steps=result.steps,
-        files=len(result.diff.files),
-        added=result.diff.added,
-        removed=result.diff.removed,
-        cost=result.cost,
-    )
-
-
 def render_pr_body(
     result: RunResult,
     *,
@@ -105,19 +89,23 @@ def render_pr_body(
     kind: JobKind = "issue",
     log_chars: int = 3000,
     run_url: str = "",
+    ci: CiRound | None = None,
+    records: Sequence[str] = (),
 ) -> str:
     """The whole PR body; logs shrink until it fits GitHub's limit, the markers always survive.
 
-    `rounds` are the rounds finished before this one; the body records them plus this one.
-    `issue_number` is None for a local run: there is no issue to close. `run_url` links the run viewer's page.
+    `rounds` are the rounds finished before this one; the body records them plus this one (with `ci`, what a
+    CI round answered). `records`: other hidden records the body keeps (the CI record). `issue_number` is
+    None for a local run: there is no issue to close. `run_url` links the run viewer's page.
     """
     while True:
-        history = rounds_record([*rounds, record_round(result, n=len(rounds) + 1, kind=kind)])
+        history = rounds_record([*rounds, record_round(result, n=len(rounds) + 1, kind=kind, ci=ci)])
         body = (
             "\n\n".join(
                 [
                     marker(PR_KIND, issue_number or 0),
                     history,
+                    *records,
                     *_sections(result, issue_number, rounds, log_chars, run_url),
                 ]
             )

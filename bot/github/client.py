@@ -188,6 +188,13 @@ class RepoClient:
         app = comment.get("performed_via_github_app") or {}
         return self.app_id is None or not app or app.get("id") == self.app_id
 
+    def find_marked_comment(self, number: int, marker: str) -> dict[str, Any] | None:
+        """The bot's first comment on the issue carrying `marker` (only this App's own comments count)."""
+        for comment in self.list_issue_comments(number):
+            if self._is_own_comment(comment) and marker in (comment.get("body") or ""):
+                return comment
+        return None
+
     def upsert_marked_comment(
         self, number: int, body: str, marker: str, *, comment_id: int | None = None
     ) -> dict[str, Any]:
@@ -197,14 +204,10 @@ class RepoClient:
         body makes no request; a comment someone deleted meanwhile (404) is posted again.
         """
         if comment_id is None:
-            mine = [
-                c
-                for c in self.list_issue_comments(number)
-                if self._is_own_comment(c) and marker in (c.get("body") or "")
-            ]
-            if mine and mine[0].get("body") == body:
-                return mine[0]
-            comment_id = int(mine[0]["id"]) if mine else None
+            mine = self.find_marked_comment(number, marker)
+            if mine is not None and mine.get("body") == body:
+                return mine
+            comment_id = int(mine["id"]) if mine else None
         if comment_id is not None:
             try:
                 return self.update_comment(comment_id, body)

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.errors import StoreUnavailable
-from bot.intake.metrics import Metrics
+from bot.intake.metrics import CiCounts, Metrics
 from bot.intake.webhook import MAX_BODY, WebhookEndpoint, WebhookFirst
 from bot.intake.writer import IntakeWriter
 from bot.queue.health import BACKLOG_SECONDS, delivery_backlog, quarantined_deliveries
@@ -48,6 +48,15 @@ def _task_json(job: Job, *, full: bool) -> dict[str, Any]:
     data = job.model_dump(exclude=None if full else {"snapshot", "state"})
     data["events"] = [e.model_dump() for e in job.events]
     return data
+
+
+def _ci_counts(store: Store) -> CiCounts:
+    """CI rounds by outcome and re-runs, counted from the events the `ci` jobs recorded."""
+    return CiCounts(
+        rounds=store.event_counts("ci_round", "outcome"),
+        reruns=sum(store.event_counts("ci_rerun", "check").values()),
+        flaky=sum(store.event_counts("ci_flaky", "head").values()),
+    )
 
 
 def create_app(
@@ -125,9 +134,10 @@ def create_app(
         try:
             jobs = await run_in_threadpool(store.job_counts)
             quarantined = await run_in_threadpool(quarantined_deliveries, store)
+            ci = await run_in_threadpool(_ci_counts, store)
         except StoreUnavailable as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
-        return PlainTextResponse(metrics.render(jobs, quarantined), media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(metrics.render(jobs, quarantined, ci), media_type="text/plain; version=0.0.4")
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-CommandName = Literal["retry", "stop", "help", "plan", "approve", "revise"]
+CommandName = Literal["retry", "rebase", "stop", "help", "plan", "approve", "revise"]
 
 # Up to three spaces of indent: four or more make a Markdown code block, which is not a command.
 _COMMAND = re.compile(r"^ {0,3}/agent[ \t]+([A-Za-z]+)(?:[ \t]+(.*?))?[ \t]*$", re.IGNORECASE)
@@ -15,7 +15,7 @@ _APPROACH = re.compile(r"^#?([12])$")
 """`/agent approve 2` (or `#2`): one of the plan's two approaches."""
 FEEDBACK_AFTER = frozenset({"retry", "revise"})
 """Commands whose following lines are feedback."""
-BARE = frozenset({"retry", "stop", "help", "plan", "approve"})
+BARE = frozenset({"retry", "rebase", "stop", "help", "plan", "approve"})
 """Commands that stand alone on their line (`approve` may name an approach)."""
 
 

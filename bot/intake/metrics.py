@@ -1,10 +1,12 @@
-"""Prometheus text for /metrics: deliveries by event and outcome, quarantined ones, jobs by state, acknowledgement latency."""
+"""Prometheus text for /metrics: deliveries by event and outcome, quarantined ones, jobs by state, CI rounds and
+re-runs, acknowledgement latency."""
 
 from __future__ import annotations
 
 import bisect
 import gc
 from collections import Counter
+from dataclasses import dataclass, field
 
 BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Seconds; GitHub gives up after 10 s."""
@@ -19,6 +21,11 @@ LABELLED_EVENTS = frozenset(
         "pull_request_review_comment",
         "installation",
         "installation_repositories",
+        "check_run",
+        "check_suite",
+        "workflow_run",
+        "status",
+        "push",
         "unverified",
     }
 )
@@ -27,6 +34,30 @@ LABELLED_EVENTS = frozenset(
 
 def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+@dataclass(frozen=True)
+class CiCounts:
+    """What ai-fix did about its pull requests' CI, from the jobs' history (so it survives restarts)."""
+
+    rounds: dict[str, int] = field(default_factory=dict)
+    """CI rounds by their outcome (accepted, unverified, handed_off, failed...)."""
+    reruns: int = 0
+    flaky: int = 0
+
+    def lines(self) -> list[str]:
+        out = [
+            "# HELP aifix_ci_rounds_total Rounds started by a failing CI check, by outcome.",
+            "# TYPE aifix_ci_rounds_total counter",
+        ]
+        out += [f'aifix_ci_rounds_total{{outcome="{_label(k)}"}} {n}' for k, n in sorted(self.rounds.items())]
+        out += [
+            "# HELP aifix_ci_reruns_total Re-runs of failed workflow jobs ai-fix asked for, and those that then passed.",
+            "# TYPE aifix_ci_reruns_total counter",
+            f'aifix_ci_reruns_total{{result="requested"}} {self.reruns}',
+            f'aifix_ci_reruns_total{{result="flaky"}} {self.flaky}',
+        ]
+        return out
 
 
 class Metrics:
@@ -44,7 +75,7 @@ class Metrics:
         self._sum += seconds
         self._count += 1
 
-    def render(self, jobs: dict[tuple[str, str], int], quarantined: int) -> str:
+    def render(self, jobs: dict[tuple[str, str], int], quarantined: int, ci: CiCounts | None = None) -> str:
         lines = [
             "# HELP aifix_deliveries_total Webhook deliveries by event and outcome.",
             "# TYPE aifix_deliveries_total counter",
@@ -59,6 +90,7 @@ class Metrics:
         lines += ["# HELP aifix_jobs Jobs in the store by kind and status.", "# TYPE aifix_jobs gauge"]
         for (kind, status), n in sorted(jobs.items()):
             lines.append(f'aifix_jobs{{kind="{_label(kind)}",status="{_label(status)}"}} {n}')
+        lines += (ci or CiCounts()).lines()
         lines += [
             "# HELP aifix_ack_seconds Time from request start to the webhook's answer.",
             "# TYPE aifix_ack_seconds histogram",

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.contract.approach import PLAN_LABEL
+from bot.intake.ci_triggers import ci_trigger
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
 from bot.markers import PR_KIND, find_marker
@@ -184,8 +185,8 @@ def _issue_comment(event: Event, bot_login: str) -> Decision:
     if isinstance(base, Ignored):
         return base
     issue = _dict(payload.get("issue"))
-    if command.name == "retry" and not (issue.get("pull_request") and opened_by_ai_fix(issue, bot_login)):
-        return Ignored("/agent retry works only on a pull request opened by ai-fix")
+    if command.name in ("retry", "rebase") and not (issue.get("pull_request") and opened_by_ai_fix(issue, bot_login)):
+        return Ignored(f"/agent {command.name} works only on a pull request opened by ai-fix")
     if command.name in ON_ISSUES and issue.get("pull_request"):
         return Ignored(f"/agent {command.name} works on issues, where ai-fix plans; not on pull requests")
     return Triggered(
@@ -281,4 +282,6 @@ def _decide(event: Event, trigger_label: str, bot_login: str) -> Decision:
         return _review(event, bot_login)
     if event.name in ("installation", "installation_repositories"):
         return _installation(event)
+    if (ci := ci_trigger(event, bot_login)) is not None:
+        return Triggered(ci) if isinstance(ci, Trigger) else Ignored(ci)
     return Ignored(f"event {event.name!r} is not handled")

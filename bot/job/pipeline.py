@@ -20,9 +20,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bot.checks.models import SetupReport
+from bot.ci.models import CiRecord, CiRound, ci_record, read_ci_record
 from bot.contract.globs import path_in_scope
 from bot.contract.models import TaskContract
 from bot.delivery.checkrun import render_check_run
+from bot.delivery.ci_notes import answered, round_note
 from bot.delivery.evidence import not_verified
 from bot.delivery.github_out import GitHubOutput, PullRef
 from bot.delivery.handoff import handoff_lines
@@ -104,8 +106,15 @@ def rounds_feedback(rounds: list[RoundRecord], snapshot: Snapshot) -> list[str]:
     return lines
 
 
+class RoundInput(BaseModel):
+    """What a round the project's CI started brings besides the contract: the failure digest and what it answers."""
+
+    feedback: list[str]
+    ci: CiRound
+
+
 class DeliveryPipeline:
-    """The Pipeline the worker runs for `issue`, `retry` and `review` jobs."""
+    """Runs the rounds: `issue`, `retry` and `review` jobs, and the round of a `ci` job (`bot.job.kinds`)."""
 
     def __init__(
         self, kit: Toolkit, *, stage: ContractStage | None = None, run_link: Callable[[int], str] | None = None
@@ -115,8 +124,8 @@ class DeliveryPipeline:
         self.run_link = run_link
         """Job id → the signed link to its page in the run viewer; None when links are off."""
 
-    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
-        return Attempt(self, snapshot, ctx).run()
+    def run(self, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None = None) -> JobOutcome:
+        return Attempt(self, snapshot, ctx, round_input).run()
 
 
 class JobReporter:
@@ -146,8 +155,10 @@ class JobReporter:
 class Attempt:
     """One attempt at one job; every side effect on GitHub goes through `out` (redacted, fail-closed)."""
 
-    def __init__(self, pipeline: DeliveryPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
-        self.p, self.snapshot, self.ctx = pipeline, snapshot, ctx
+    def __init__(
+        self, pipeline: DeliveryPipeline, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None = None
+    ) -> None:
+        self.p, self.snapshot, self.ctx, self.round_input = pipeline, snapshot, ctx, round_input
         self.kit = pipeline.kit
         self.state = DeliveryState.model_validate(ctx.state.get("delivery") or {})
         self.extra_secrets: list[str] = []
@@ -157,6 +168,7 @@ class Attempt:
         self.ws: Workspace | None = None
         self.saving_work = False
         self.rounds: list[RoundRecord] = []
+        self.ci = CiRecord()
         self.run_url = pipeline.run_link(ctx.job_id) if pipeline.run_link else ""
         self.progress = Progress(issue_number=self.issue, round_kind=snapshot.kind, run_url=self.run_url)
 
@@ -179,6 +191,7 @@ class Attempt:
             # Read once per job: after this job publishes, the PR body also records this job's own round.
             self.state.rounds = read_rounds(self.pr.body) if self.pr else []
         self.rounds = self.state.rounds
+        self.ci = self.progress.ci = read_ci_record(self.pr.body) if self.pr else CiRecord()
         self.progress.rounds, self.progress.round_n = self.rounds, len(self.rounds) + 1
         self.progress.pr_url = self.pr.html_url if self.pr else ""
         if self.state.result is None:
@@ -192,9 +205,9 @@ class Attempt:
                     "needs_clarification" if decision.status == "needs_clarification" else "failed", outcome.reason
                 )
                 return outcome
-            contract = decision.contract.model_copy(
-                update={"feedback": [*decision.contract.feedback, *rounds_feedback(self.rounds, self.snapshot)]}
-            )
+            extra = self.round_input.feedback if self.round_input else []
+            feedback = [*decision.contract.feedback, *rounds_feedback(self.rounds, self.snapshot), *extra]
+            contract = decision.contract.model_copy(update={"feedback": feedback})
             if wants_plan(contract, self.snapshot):
                 approved = ApprovalStage(self, contract).decide()
                 if isinstance(approved, JobOutcome):
@@ -364,8 +377,18 @@ class Attempt:
 
     def publish(self, result: RunResult) -> None:
         self.progress.current = "pull_request"
+        ci = answered(self.round_input.ci, result) if self.round_input else None
+        if ci is not None and not self.ci.has_note("round", ci.head_sha):
+            self.ci.add(round_note(ci, result, len(self.rounds) + 1))
+        kept = [ci_record(self.ci)] if self.ci.notes or self.ci.reruns else []
         body = render_pr_body(
-            result, issue_number=self.issue, rounds=self.rounds, kind=self.snapshot.kind, run_url=self.run_url
+            result,
+            issue_number=self.issue,
+            rounds=self.rounds,
+            kind=self.snapshot.kind,
+            run_url=self.run_url,
+            ci=ci,
+            records=kept,
         )
         self.pr = self.out.upsert_pr(
             issue_number=self.issue,

@@ -82,12 +82,23 @@ def capture_snapshot(
     since. A retry or review reads the PR and the issue it fixes now.
     """
     kind = job.kind
-    if kind not in ("issue", "retry", "review"):
+    if kind == "stop" or kind == "help" or kind == "approve" or kind == "revise":  # spelled out: mypy narrows it
         raise AiFixError(f"job {job.id} is the command /agent {kind}, which has no issue to snapshot")
     first = accepted[0]
+    if kind == "scan":  # about the repository, not an issue: the job reads what it needs itself
+        return Snapshot(
+            repo=job.repo,
+            number=job.number,
+            kind=kind,
+            installation_id=job.installation_id,
+            clone_url=first.clone_url,
+            default_branch=first.default_branch,
+            sender=first.sender,
+            taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
     pr_number: int | None = None
     number = job.number
-    if job.kind in ("retry", "review"):
+    if job.kind in ("retry", "review", "ci", "rebase"):
         pr_number = job.number
         pull = client.get_pull(pr_number)
         number = linked_issue(pull.get("body")) or pr_number

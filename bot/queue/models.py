@@ -19,17 +19,20 @@ JobStatus = Literal[
     "rejected",
     "needs_clarification",
     "handed_off",
+    "skipped",
 ]
-TriggerKind = Literal["issue", "retry", "review", "stop", "help", "approve", "revise"]
+TriggerKind = Literal["issue", "retry", "review", "ci", "rebase", "scan", "stop", "help", "approve", "revise"]
 
-WORK_KINDS: tuple[str, ...] = ("issue", "retry", "review")
+WORK_KINDS: tuple[str, ...] = ("issue", "retry", "review", "ci", "rebase", "scan")
 """Kinds that do work on an issue or PR; at most one of them runs per issue or PR at a time."""
+OWN_FAMILY_KINDS: tuple[str, ...] = ("ci", "rebase", "scan")
+"""Kinds whose triggers merge only into a queued job of the same kind (a CI failure is not a review)."""
 COMMAND_KINDS: tuple[str, ...] = ("stop", "help", "approve", "revise")
 """Short commands; a separate control worker runs them so `/agent stop` never waits behind long jobs."""
 ANSWER_KINDS: tuple[str, ...] = ("approve", "revise")
 """Commands that answer a plan awaiting approval."""
 FINAL_STATUSES: frozenset[str] = frozenset(
-    {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
+    {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off", "skipped"}
 )
 MAX_ATTEMPTS = 3
 MAX_DELIVERY_FAILURES = 3
@@ -57,6 +60,22 @@ class IssueText(BaseModel):
     """The issue's `updated_at` in that payload (the label's time, on GitHub's clock): comments up to it are read."""
 
 
+class CheckSignal(BaseModel):
+    """One check GitHub reported on a pull request's head commit, as a `ci` or `scan` trigger carries it."""
+
+    model_config = ConfigDict(strict=True)
+
+    source: Literal["workflow_run", "check_run", "check_suite", "status"]
+    name: str
+    conclusion: str
+    """failure | timed_out | success | ... (a commit status: failure | error | success)."""
+    run_id: int | None = None
+    """The GitHub Actions workflow run (re-runnable), for `workflow_run`."""
+    attempt: int = 1
+    """The workflow run's attempt: 2 and more are re-runs."""
+    check_run_id: int | None = None
+
+
 class Trigger(BaseModel):
     """One accepted-looking request from a delivery; the worker still checks the sender's permission."""
 
@@ -67,7 +86,7 @@ class Trigger(BaseModel):
     repo: RepoName
     """"owner/name"."""
     number: GitHubId
-    """The issue or pull request the trigger is about."""
+    """The issue or pull request the trigger is about (for `scan`: the repository's id)."""
     installation_id: GitHubId
     sender: Login
     delivery_id: str = ""
@@ -78,6 +97,13 @@ class Trigger(BaseModel):
     """Extra lines of `/agent retry`, or the body of a submitted review."""
     clone_url: str = ""
     default_branch: str = "main"
+    origin: Literal["person", "github"] = "person"
+    """`github`: GitHub's own report about a pull request ai-fix owns (CI, a base-branch push): no person to check."""
+    head_sha: str = ""
+    """For `ci` and `scan`: the commit the checks ran on."""
+    branch: str = ""
+    """For `scan`: the base branch that was pushed, or the branch a commit status names."""
+    checks: list[CheckSignal] = Field(default_factory=list)
     issue: IssueText | None = None
     """For an `issue` trigger: the issue as labelled (None in triggers stored before ai-fix kept it)."""
     plan: bool = False

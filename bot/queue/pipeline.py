@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from bot.github.client import RepoClient
-from bot.queue.models import Job, PlanAnswer
+from bot.queue.models import Job, PlanAnswer, Trigger
 from bot.queue.store import Store
 from bot.queue.waiting import ANSWER_KEY
 from bot.redact import redact
@@ -25,8 +25,9 @@ class JobOutcome(BaseModel):
     """How a pipeline run ended; the worker stores it as the job's final status and reason."""
 
     status: Literal[
-        "done", "unverified", "failed", "needs_clarification", "handed_off", "cancelled", "awaiting_approval"
+        "done", "unverified", "failed", "needs_clarification", "handed_off", "cancelled", "awaiting_approval", "skipped"
     ]
+    """`skipped`: a `ci`, `rebase` or `scan` job that found nothing to do; `reason` says why."""
     reason: str = ""
     data: dict[str, Any] = {}
     """Extra facts for the job's history (e.g. the PR url); redacted before storing."""
@@ -48,14 +49,24 @@ class JobContext:
     - `cancelled()`: poll it between steps; True after `/agent stop` or when the worker shuts down.
     - `state`: a dict persisted with the job; `checkpoint()` saves it, so a job resumed after a crash or
       a shutdown (a new attempt) starts from the last checkpoint instead of from scratch.
+    - `enqueue(trigger)`: queue work this job found (a `scan` queues `ci` and `rebase` jobs for pull requests).
     """
 
     def __init__(
-        self, job: Job, github: RepoClient, secrets: list[str], store: Store, shutting_down: threading.Event
+        self,
+        job: Job,
+        github: RepoClient,
+        secrets: list[str],
+        store: Store,
+        shutting_down: threading.Event,
+        *,
+        triggers: list[Trigger] | None = None,
     ) -> None:
         self.job_id = job.id
         self.kind = job.kind
         self.attempt = job.attempts
+        self.triggers = list(job.triggers if triggers is None else triggers)
+        """The triggers accepted for this job (what GitHub reported, for `ci` and `scan` jobs)."""
         self.github = github
         self.state: dict[str, Any] = dict(job.state)
         self._store = store
@@ -83,6 +94,11 @@ class JobContext:
 
     def record(self, event: str, **data: Any) -> None:
         self._store.record(self.job_id, event, self.redacted(json.loads(json.dumps(data, default=str))))
+
+    def enqueue(self, trigger: Trigger) -> tuple[int, str]:
+        """Queue `trigger` as the intake would (merged into a queued job of its kind); (job id, queued | merged)."""
+        with self._store.transaction() as conn:
+            return self._store.enqueue(conn, trigger, self._store.clock())
 
     def stop_requested(self) -> bool:
         return self._store.cancel_requested(self.job_id)

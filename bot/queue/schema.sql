@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS events (
     data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_job ON events (job_id);
+CREATE INDEX IF NOT EXISTS events_by_name ON events (event);
 CREATE TABLE IF NOT EXISTS installations (
     id INTEGER PRIMARY KEY,
     account TEXT NOT NULL,

@@ -17,7 +17,16 @@ from typing import Any
 
 from bot.errors import StoreUnavailable
 from bot.queue.database import connect, file_identity, migrate, parse_sqlite_url
-from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, WORK_KINDS, Job, JobEvent, PlanAnswer, Trigger
+from bot.queue.models import (
+    COMMAND_KINDS,
+    MAX_ATTEMPTS,
+    OWN_FAMILY_KINDS,
+    WORK_KINDS,
+    Job,
+    JobEvent,
+    PlanAnswer,
+    Trigger,
+)
 from bot.queue.waiting import WAITING, WaitingJobs, answer_waiting, wake_expired
 
 _ACTIVE = ("queued", "running", WAITING)
@@ -26,6 +35,11 @@ _ACTIVE = ("queued", "running", WAITING)
 
 def _marks(values: Sequence[object]) -> str:
     return ",".join("?" for _ in values)
+
+
+def _family(kind: str) -> str:
+    """Triggers merge into queued jobs of their family: issue, retry and review share one; ci, rebase, scan each their own."""
+    return kind if kind in OWN_FAMILY_KINDS else "work"
 
 
 class Store(WaitingJobs):
@@ -157,8 +171,9 @@ class Store(WaitingJobs):
     def enqueue(self, conn: sqlite3.Connection, trigger: Trigger, now: float) -> tuple[int, str]:
         """Attach the trigger to the job it belongs to, or open one; returns (job id, queued | merged).
 
-        One active job per issue or PR: a trigger merges into a queued job, or one awaiting approval; while
-        one runs, exactly one follow-up is queued. Comments of a review already being handled merge into that job.
+        One active job per issue or PR: a trigger merges into a queued job of its family (`_family`), or one
+        awaiting approval; while one runs, exactly one follow-up is queued. Comments of a review already being
+        handled merge into that job.
         """
         if trigger.kind in COMMAND_KINDS:
             job_id = self.insert_job(conn, trigger, now)
@@ -174,12 +189,13 @@ class Store(WaitingJobs):
                 (trigger.review_id, *target, *_ACTIVE),
             ).fetchone()
         active = conn.execute(
-            f"SELECT id, status FROM jobs WHERE repo = ? AND number = ? AND status IN ({_marks(_ACTIVE)}) "
+            f"SELECT id, status, kind FROM jobs WHERE repo = ? AND number = ? AND status IN ({_marks(_ACTIVE)}) "
             f"AND kind IN ({_marks(WORK_KINDS)}) ORDER BY id",
             (*target, *_ACTIVE, *WORK_KINDS),
         ).fetchall()
         if existing is None:
-            existing = next((row for row in active if row[1] != "running"), None)
+            family = _family(trigger.kind)
+            existing = next((row for row in active if row[1] != "running" and _family(row[2]) == family), None)
         if existing is not None:
             job_id = int(existing[0])
             self.attach_trigger(conn, job_id, trigger)
@@ -388,6 +404,15 @@ class Store(WaitingJobs):
         filters = [(column, value) for column, value in (("status", status), ("repo", repo)) if value]
         where = " AND ".join(f"{column} = ?" for column, _ in filters)
         return self._jobs(f"WHERE {where}" if where else "", [value for _, value in filters], limit)
+
+    def event_counts(self, event: str, key: str) -> dict[str, int]:
+        """How many history events named `event` the store holds, by the value of `key` in their data."""
+        counts: dict[str, int] = {}
+        with self.reading() as conn:
+            for (data,) in conn.execute("SELECT data FROM events WHERE event = ?", (event,)):
+                value = str(json.loads(data).get(key, ""))
+                counts[value] = counts.get(value, 0) + 1
+        return counts
 
     def job_counts(self) -> dict[tuple[str, str], int]:
         """Jobs by (kind, status)."""

@@ -184,10 +184,13 @@ class WorkerPool:
             self.store.fail_attempt(job.id, self.owner, reason, self.config.retry_seconds)
 
     def _check_triggers(self, job: Job, client: RepoClient, permission: Permissions) -> list[Trigger]:
+        """The triggers whose sender may start work (writers); GitHub's own reports (CI, pushes) need no person."""
         accepted: list[Trigger] = []
         for trigger in job.triggers:
-            level = permission(trigger.sender)
-            if level in WRITE_PERMISSIONS:
+            level = "github" if trigger.origin == "github" else permission(trigger.sender)
+            if level == "github":
+                accepted.append(trigger)
+            elif level in WRITE_PERMISSIONS:
                 accepted.append(trigger)
                 self._react(trigger, client)
             self.store.record(
@@ -196,7 +199,7 @@ class WorkerPool:
                 {
                     "sender": trigger.sender,
                     "permission": level,
-                    "accepted": level in WRITE_PERMISSIONS,
+                    "accepted": level == "github" or level in WRITE_PERMISSIONS,
                     "delivery": trigger.delivery_id,
                 },
             )
@@ -244,7 +247,7 @@ class WorkerPool:
             self.store.save_snapshot(job.id, snapshot.model_dump())
         else:
             snapshot = Snapshot.model_validate(job.snapshot)
-        ctx = JobContext(job, client, self._secrets(client), self.store, self.stopping)
+        ctx = JobContext(job, client, self._secrets(client), self.store, self.stopping, triggers=accepted)
         try:
             outcome: JobOutcome | None = self.pipeline.run(snapshot, ctx)
         except JobInterrupted:

@@ -62,7 +62,7 @@ BROKEN = [
     ("scope:\n  allow: src/**\n", "line 2: scope.allow: must be a list (got 'src/**')"),
     (
         "checks: []\nextra: 1\n",
-        "line 2: extra: unknown key; allowed here: checks, setup, setup_secrets, scope, budget, sandbox, model",
+        "line 2: extra: unknown key; allowed here: checks, setup, setup_secrets, scope, budget, sandbox, model, ci",
     ),
     ("budget: {max_steps: 1}\nbudget: {max_steps: 2}\n", "line 2: budget: duplicate key; keep only one"),
     (
@@ -72,7 +72,14 @@ BROKEN = [
     ("checks: [\n  name: a\n", "line 3: not valid YAML"),
     ("- just\n- a list\n", "line 1: the file must be a mapping with the keys checks, setup"),
     ("model: {name: 5}\n", "line 1: model.name: must be a string (got 5)"),
+    ("ci: {max_rounds: -1}\n", "line 1: ci.max_rounds: must be 0 or more (0: no CI rounds, re-runs only)"),
+    ("ci: {rerun: false}\n", "line 1: ci.rerun: unknown key; allowed here: fix, rerun_first, max_rounds"),
 ]
+
+
+def test_the_ci_keys_default_to_fixing_with_a_rerun_first_and_three_rounds() -> None:
+    assert parse_config("checks: []\n").ci.model_dump() == {"fix": True, "rerun_first": True, "max_rounds": 3}
+    assert parse_config("ci: {fix: false}\n").ci.fix is False
 
 
 @pytest.mark.parametrize(("text", "expected"), BROKEN)

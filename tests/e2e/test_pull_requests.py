@@ -13,12 +13,11 @@ from bot.delivery.github_out import HANDOFF_LABEL
 from bot.delivery.models import read_rounds
 from bot.markdown import is_github_url
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
-from bot.model.base import ModelRequest
-from bot.model.scripted import Turn, call, turn
+from bot.model.scripted import call, turn
 from tests.support.markdown import render
 from tests.support.runs import CHECK, SAMPLE_CRITERIA
 from tests.support.webhooks import REPO, pr_comment, review_submitted
-from tests.support.world import FIX_SCRIPT, SENDER, World, start_world
+from tests.support.world import FIX_SCRIPT, SENDER, World, sees, start_world
 
 ISSUE_TWO = (
     "total() must ignore None values",
@@ -36,17 +35,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 def nothing_leaks(world: World) -> Iterator[None]:
     yield
     world.assert_clean()
-
-
-def sees(text: str, reply: Turn) -> object:
-    """A turn that first checks the model's context holds `text` (feedback, review comments)."""
-
-    def answer(request: ModelRequest) -> Turn:
-        context = request.system + str(request.messages)
-        assert text in context, f"{text!r} is not in the model's context"
-        return reply
-
-    return answer
 
 
 def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:

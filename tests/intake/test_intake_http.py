@@ -119,12 +119,12 @@ def test_over_25_mib_is_413_without_reading_the_body(start_service):
 def test_ping_is_200_and_unknown_events_are_recorded_and_ignored(start_service):
     svc = start_service(workers=False)
     assert deliver(svc.client, "ping", load_payload("ping/event"), delivery="p1").status_code == 200
-    response = deliver(svc.client, "push", load_payload("push/event"), delivery="push-1")
+    response = deliver(svc.client, "watch", load_payload("push/event"), delivery="watch-1")
     assert response.status_code == 202 and response.json()["outcome"] == "ignored"
     not_ours = deliver(svc.client, "issues", labeled(label="bug"), delivery="label-bug")
     assert not_ours.status_code == 202 and not_ours.json()["outcome"] == "ignored"
     rows = {r["id"]: r for r in stored_deliveries(svc)}
-    assert rows["push-1"]["outcome"] == "ignored" and "'push' is not handled" in rows["push-1"]["reason"]
+    assert rows["watch-1"]["outcome"] == "ignored" and "'watch' is not handled" in rows["watch-1"]["reason"]
     assert "not the trigger label" in rows["label-bug"]["reason"]
     assert rows["p1"]["outcome"] == "ping"
     assert svc.store.list_jobs() == []

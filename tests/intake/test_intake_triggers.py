@@ -213,8 +213,8 @@ def test_installation_events():
 
 def test_ping_and_unknown_events():
     assert isinstance(run("ping", load_payload("ping/event")), Ping)
-    push = run("push", load_payload("push/event"))
-    assert isinstance(push, Ignored) and "'push' is not handled" in push.reason
+    watch = run("watch", load_payload("push/event"))
+    assert isinstance(watch, Ignored) and "'watch' is not handled" in watch.reason
 
 
 def test_parse_event_needs_headers_and_a_json_object():

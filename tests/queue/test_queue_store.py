@@ -12,7 +12,7 @@ from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
 from bot.intake.triggers import decide
 from bot.queue.database import parse_sqlite_url
-from bot.queue.models import WORK_KINDS
+from bot.queue.models import WORK_KINDS, Trigger
 from bot.queue.store import Store
 from tests.support.webhooks import labeled
 
@@ -145,3 +145,33 @@ def test_database_urls(url, expected):
 def test_unsupported_database_urls_say_what_to_use(url):
     with pytest.raises(ConfigError, match="AIFIX_DATABASE_URL .* use sqlite:///ai-fix.db"):
         parse_sqlite_url(url)
+
+
+def github_trigger(kind: str, delivery: str, number: int = 2) -> Trigger:
+    return Trigger(
+        kind=kind, repo="o/r", number=number, installation_id=1, sender="", delivery_id=delivery, origin="github"
+    )
+
+
+def test_ci_triggers_merge_only_into_a_queued_job_of_their_kind(store):
+    def put(trigger: Trigger) -> tuple[int, str]:
+        with store.transaction() as conn:
+            return store.enqueue(conn, trigger, store.clock())
+
+    first, how = put(github_trigger("ci", "d1"))
+    assert how == "queued"
+    assert put(github_trigger("ci", "d2")) == (first, "merged"), "several failing checks of one head make one job"
+    retry = put(Trigger(kind="retry", repo="o/r", number=2, installation_id=1, sender="u", delivery_id="d3"))
+    assert retry[0] != first and retry[1] == "queued", "a CI failure is not a review: its own job"
+    rebase = put(github_trigger("rebase", "d4"))
+    assert rebase[0] not in (first, retry[0])
+    assert [len(store.get_job(j).triggers) for j in (first, retry[0], rebase[0])] == [2, 1, 1]
+
+
+def test_event_counts_group_a_history_event_by_a_field(store):
+    [job] = enqueue(store, 5)
+    store.record(job, "ci_round", {"outcome": "accepted"})
+    store.record(job, "ci_round", {"outcome": "accepted"})
+    store.record(job, "ci_round", {"outcome": "handed_off"})
+    assert store.event_counts("ci_round", "outcome") == {"accepted": 2, "handed_off": 1}
+    assert store.event_counts("ci_flaky", "head") == {}

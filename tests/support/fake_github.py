@@ -122,6 +122,8 @@ def load_operations() -> dict[str, Operation]:
         ("issues/list-comments", "/repos/{owner}/{repo}/issues/{issue_number}/comments", "issue_number", page_params),
         ("pulls/get", "/repos/{owner}/{repo}/pulls/{pull_number}", "pull_number", []),
     ):
+        if op_id in ops:  # described by the copied operations after all
+            continue
         params = [
             {"name": "owner", "in": "path", "required": True, "schema": {"type": "string"}},
             {"name": "repo", "in": "path", "required": True, "schema": {"type": "string"}},
@@ -165,6 +167,8 @@ class FakeGitHub:
 
     app_id: int = field(default_factory=lambda: next(_APP_IDS))
     base_url: str = BASE_URL
+    served_at: str = ""
+    """Where the fake is served on loopback for a bot in another process ("" in-process, through respx)."""
     installations: dict[int, list[str]] = field(default_factory=dict)
     """installation id -> "owner/name" repositories it may reach."""
     permissions: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -255,8 +259,10 @@ class FakeGitHub:
         return comment
 
     def add_pull(self, repo: str, number: int, body: str, *, author: str = "ai-fix[bot]") -> dict[str, Any]:
-        pull = copy.deepcopy(load_payload("pull_request_review/submitted")["pull_request"])
-        pull.update(number=number, body=body)
+        """A pull request as the REST API answers `pulls/get` (GitHub's own example, so its schema holds)."""
+        pull = self._example("pulls/get", "200")
+        # GitHub's example team lacks the `type` its own schema requires: no team is requested here.
+        pull.update(number=number, body=body, requested_teams=[])
         pull["user"].update(login=author, type="Bot")
         self.pulls[(repo, number)] = pull
         return pull

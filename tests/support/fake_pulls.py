@@ -131,24 +131,33 @@ class PullsGitHub(FakeGitHub):
                     ],
                 },
             )
+        pull = self.new_pull(
+            repo, body["head"], body["base"], body.get("title"), body.get("body"), bool(body.get("draft"))
+        )
+        return httpx.Response(201, json=pull)
+
+    def new_pull(
+        self, repo: str, head: str, base: str, title: str | None, body: str | None, draft: bool
+    ) -> dict[str, Any]:
+        """An open pull request by the App's bot, as `pulls/create` makes it (its number after every issue and PR)."""
         number = max([n for (r, n) in self.pulls if r == repo] + [n for (r, n) in self.issues if r == repo] + [0]) + 1
         pull = self._example("pulls/create", "201")
         pull.update(
             number=number,
             node_id=f"PR_node{number}",
-            title=body.get("title"),
-            body=body.get("body"),
-            draft=bool(body.get("draft")),
+            title=title,
+            body=body,
+            draft=draft,
             state="open",
             html_url=f"https://github.com/{repo}/pull/{number}",
             requested_reviewers=[],
             requested_teams=[],
         )
-        pull["head"].update(ref=body["head"], label=f"{repo.split('/')[0]}:{body['head']}")
-        pull["base"]["ref"] = body["base"]
+        pull["head"].update(ref=head, label=f"{repo.split('/')[0]}:{head}")
+        pull["base"]["ref"] = base
         pull["user"].update(login=self.bot_login, type="Bot")
         self.pulls[(repo, number)] = pull
-        return httpx.Response(201, json=pull)
+        return pull
 
     def _update_pull(self, call: Call) -> httpx.Response:
         pull = self.pulls.get((self._repo(call), int(call.params["pull_number"])))

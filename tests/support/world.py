@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 import httpx
 
 from bot.commands.demo import make_repo, sample
+from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, Turn, call, turn
 from tests.support.chat_api import FakeChatAPI, serve_chat_api
 from tests.support.fake_pulls import PullsGitHub
@@ -43,7 +45,9 @@ SECRETS = {
 }
 MODEL = "claude-haiku-4-5"
 SENDER = "Codertocat"
-FINAL = frozenset({"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"})
+FINAL = frozenset(
+    {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off", "skipped"}
+)
 
 
 PYTHON = Path(sys.executable)
@@ -79,6 +83,17 @@ model:
   small: {MODEL}
 """
 """The end of a `.github/ai-fix.yml` for job tests that write their own checks and setup: scope, budget, model."""
+
+
+def sees(text: str, reply: Turn) -> Callable[[ModelRequest], Turn]:
+    """A turn that first checks the model's context holds `text` (feedback, review comments, a digest, a hunk)."""
+
+    def answer(request: ModelRequest) -> Turn:
+        context = request.system + str(request.messages)
+        assert text in context, f"{text!r} is not in the model's context"
+        return reply
+
+    return answer
 
 
 def config(max_steps: int = 5, model: str = MODEL) -> str:
@@ -159,8 +174,10 @@ class World:
 
     def assert_clean(self) -> None:
         """Nothing sent broke GitHub's schema or auth rules, and no canary secret went out."""
-        assert self.github.violations == [], "requests that break GitHub's schema or auth rules"
-        assert self.leaks() == [], "a canary secret reached the fake GitHub or the fake model"
+        assert self.github.violations == [], (
+            f"requests that break GitHub's schema or auth rules: {self.github.violations}"
+        )
+        assert self.leaks() == [], f"a canary secret reached the fake GitHub or the fake model: {self.leaks()}"
 
     def leaks(self) -> list[str]:
         return leaks(self.github, self.model_api, self.chat_api)
@@ -201,8 +218,8 @@ def make_remote(root: Path, model: str = MODEL, extra_config: str = "", **change
     return bare
 
 
-def make_github(bare: Path, app_id: int) -> PullsGitHub:
-    github = PullsGitHub(app_id=app_id)
+def make_github(bare: Path, app_id: int, kind: type[PullsGitHub] = PullsGitHub) -> PullsGitHub:
+    github = kind(app_id=app_id)
     github.installations[INSTALLATION] = [REPO]
     github.permissions[(REPO, SENDER)] = "admin"
     github.git_dirs[REPO] = bare
@@ -230,14 +247,21 @@ def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str
 
 
 def start_world(
-    root: Path, stack: ExitStack, *, model: str = MODEL, public: bool = False, extra_config: str = ""
+    root: Path,
+    stack: ExitStack,
+    *,
+    model: str = MODEL,
+    public: bool = False,
+    extra_config: str = "",
+    github: type[PullsGitHub] = PullsGitHub,
 ) -> World:
     """`model`: the model the sample repository's `.github/ai-fix.yml` names (both `name` and `small`), with
     `extra_config` appended; `public`: the service knows its own address (AIFIX_PUBLIC_URL), so it posts signed
-    run-viewer links."""
+    run-viewer links; `github`: the fake GitHub's class (`tests.support.fake_ci.CiGitHub` adds the project's CI)."""
     bare = make_remote(root, model, extra_config)
-    github = make_github(bare, app_id=4343)
-    github_url = stack.enter_context(serve(github.asgi()))
+    fake = make_github(bare, app_id=4343, kind=github)
+    github_url = stack.enter_context(serve(fake.asgi()))
+    fake.served_at = github_url + "/"
 
     model_api, model_url = stack.enter_context(serve_fake_api(ScriptedModel([])))
     chat_api, chat_url = stack.enter_context(serve_chat_api(ScriptedModel([])))
@@ -246,7 +270,7 @@ def start_world(
     log = root / "serve.log"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
-        **service_env(root, github, github_url + "/", model_url, chat_url),
+        **service_env(root, fake, github_url + "/", model_url, chat_url),
         **({"AIFIX_PUBLIC_URL": f"http://127.0.0.1:{port}"} if public else {}),
     }
     command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
@@ -255,8 +279,8 @@ def start_world(
     stack.callback(_stop, process)
     url = f"http://127.0.0.1:{port}"
     # Importing the SDKs alone takes 10 s of wall time on a loaded 2-core machine.
-    wait_for_http(f"{url}/healthz", process, log, timeout=60)
-    return World(root, github, model_api, chat_api, url, bare, log)
+    wait_for_http(f"{url}/healthz", process, log, timeout=120)
+    return World(root, fake, model_api, chat_api, url, bare, log)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -1,0 +1,125 @@
+"""What a `ci` job does about its pull request's head, decided from GitHub's data alone (pure).
+
+The job has already made sure it is an open ai-fix pull request from the repository itself. In order:
+CI fixing on and no opt-out label; re-runs ai-fix asked for are settled (a pass is flaky, a failure is
+the second one); a round the project's CI had to judge gets its result; then, for what fails now:
+nothing again for a head a round already answered, nothing for a head someone else pushed, a re-run
+first, no round past the limit.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from bot.ci.models import NO_CI_FIX_LABEL, CiNote, CiRecord, FailedCheck, HeadCi, NoteKind, Rerun
+from bot.contract.models import CiConfig
+
+
+class PullFacts(BaseModel):
+    """What the job read of the pull request and its history."""
+
+    number: int
+    labels: list[str] = Field(default_factory=list)
+    head_sha: str
+    last_push: str
+    """The head ai-fix pushed last, from the rounds its body records; "" when it records none."""
+    ci_rounds: int
+    answered: list[str] = Field(default_factory=list)
+    """Heads whose CI failure a round already answered."""
+    awaiting: str = ""
+    """The head a CI round pushed without reproducing the failure: the project's CI on it is that round's result."""
+
+
+class Decision(BaseModel):
+    action: Literal["skip", "note", "rerun", "round"]
+    reason: str
+    record: CiRecord
+    """The CI record as it is after this decision (notes and re-runs added)."""
+    reruns: list[FailedCheck] = Field(default_factory=list)
+    failed: list[FailedCheck] = Field(default_factory=list)
+    """What the round fixes."""
+    to_draft: bool = False
+
+
+def _short(sha: str) -> str:
+    return sha[:7]
+
+
+def _names(checks: list[FailedCheck]) -> str:
+    return ", ".join(f"`{c.name}` ({c.conclusion})" for c in checks)
+
+
+class _Notes:
+    """The notes a decision adds to the record, each at most once per head."""
+
+    def __init__(self, record: CiRecord, head: str) -> None:
+        self.record, self.head, self.added = record, head, 0
+
+    def __call__(self, kind: NoteKind, text: str) -> None:
+        if not self.record.has_note(kind, self.head):
+            self.record.add(CiNote(kind=kind, head_sha=self.head, text=text))
+            self.added += 1
+
+
+def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Decision:
+    record = record.model_copy(deep=True)
+    head = pr.head_sha
+    note = _Notes(record, head)
+
+    def done(reason: str, *, to_draft: bool = False) -> Decision:
+        """No re-run and no round: a note when something was added to the record, else a skip."""
+        return Decision(action="note" if note.added else "skip", reason=reason, record=record, to_draft=to_draft)
+
+    if not config.fix:
+        return done("CI fixing is off for this repository (ci.fix: false in .github/ai-fix.yml)")
+    if any(label.casefold() == NO_CI_FIX_LABEL for label in pr.labels):
+        return done(f"#{pr.number} carries the label {NO_CI_FIX_LABEL}")
+
+    for rerun in record.reruns:
+        run = ci.run(rerun.run_id)
+        if rerun.outcome != "requested" or rerun.head_sha != head or run is None or run.status != "completed":
+            continue
+        rerun.outcome = "passed" if run.conclusion == "success" else "failed"
+        if rerun.outcome == "passed":
+            note("flaky", f"`{rerun.name}` failed on {_short(head)} and passed when re-run: flaky, no round needed")
+    if pr.awaiting == head and head not in record.reported and not ci.pending:
+        record.reported.append(head)
+        verdict = f"fails: {_names(ci.failed)}" if ci.failed else f"passes ({len(ci.passed)} checks)"
+        note("ci_result", f"the project's CI on {_short(head)}, pushed by the last CI round, {verdict}")
+
+    if not ci.failed:
+        return done(f"nothing fails on {_short(head)}")
+    if head in pr.answered:
+        return done(f"a CI round already answered the failure on {_short(head)}")
+    if head != pr.last_push:
+        pushed = f"ai-fix's last push was {_short(pr.last_push)}" if pr.last_push else "ai-fix recorded no push"
+        note(
+            "foreign_push",
+            f"{_names(ci.failed)} failed on {_short(head)}, which someone else pushed ({pushed}): no CI round "
+            "on a head ai-fix did not push; comment `/agent retry` to hand the branch back",
+        )
+        return done(f"the head {_short(head)} was pushed by someone else since ai-fix's last push")
+    fresh = [f for f in ci.failed if f.run_id is not None and f.attempt == 1 and record.rerun_of(f.run_id) is None]
+    if config.rerun_first and fresh:
+        record.reruns += [Rerun(run_id=f.run_id or 0, name=f.name, head_sha=head) for f in fresh]
+        note(
+            "rerun",
+            f"re-ran the failed jobs of {_names(fresh)} on {_short(head)} once; a second failure starts a round",
+        )
+        return Decision(
+            action="rerun", reason=f"re-ran the failed jobs of {_names(fresh)}", record=record, reruns=fresh
+        )
+    if pr.ci_rounds >= config.max_rounds:
+        draft = bool(ci.required_failing)
+        note(
+            "limit",
+            f"{_names(ci.failed)} failed on {_short(head)} after {pr.ci_rounds} CI rounds (ci.max_rounds: "
+            f"{config.max_rounds}): no round; fix it by hand or comment `/agent retry`"
+            + ("; the pull request is back to draft" if draft else ""),
+        )
+        return done(f"ci.max_rounds ({config.max_rounds}) reached", to_draft=draft)
+    return Decision(
+        action="round", reason=f"{_names(ci.failed)} failed on {_short(head)}", record=record, failed=ci.failed
+    )

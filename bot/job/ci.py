@@ -1,0 +1,154 @@
+"""A `ci` job: the project's CI failed (or finished) on an ai-fix pull request's head; decide and act.
+
+It reads the pull request, its records and the head's CI from GitHub, lets `bot.ci.decide` choose (skip,
+a note, a re-run of the failed jobs, or a round), writes the notes where people look (the PR body keeps
+the record, the issue's progress comment shows it) and, for a round, builds the failure digest and runs
+the round like a `/agent retry`, with the digest as its feedback. The decided round is checkpointed, so
+an attempt after a crash runs that round (resumed from its own state) instead of deciding again.
+"""
+
+from __future__ import annotations
+
+from bot.ci.decide import PullFacts, decide
+from bot.ci.digest import DigestPart, annotation_lines, job_part, render_digest
+from bot.ci.mapping import mapped_checks
+from bot.ci.models import FAILING, CiRound, FailedCheck, HeadCi
+from bot.ci.read import head_ci
+from bot.contract.build import build_contract
+from bot.contract.models import TaskContract
+from bot.delivery.github_out import GitHubOutput
+from bot.errors import ConfigError
+from bot.github.ci import CiApi
+from bot.job.pipeline import Attempt, DeliveryPipeline, RoundInput
+from bot.job.pull import OwnPull
+from bot.queue.pipeline import JobContext, JobOutcome
+from bot.snapshot import Snapshot
+
+ROUND_STATE = "ci_round"
+
+
+def _check_run_id(job: dict[str, object]) -> int | None:
+    url = str(job.get("check_run_url") or "")
+    tail = url.rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+class CiJob:
+    def __init__(self, rounds: DeliveryPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
+        self.rounds, self.snapshot, self.ctx = rounds, snapshot, ctx
+        self.api = CiApi(ctx.github)
+        self.out = GitHubOutput(ctx.github, secrets=ctx.secrets)
+
+    def run(self) -> JobOutcome:
+        saved = self.ctx.state.get(ROUND_STATE)
+        if saved is not None:
+            return self.round(RoundInput.model_validate(saved))
+        pull = OwnPull.read(self.out, self.snapshot, self.ctx)
+        if isinstance(pull, JobOutcome):
+            return pull
+        try:
+            contract = build_contract(self.snapshot, self.rounds.stage.files(self.snapshot, self.ctx))
+        except ConfigError as exc:
+            return JobOutcome(status="skipped", reason=f"broken .github/ai-fix.yml, so no CI round: {exc}")
+        head = pull.pr.head_sha
+        ci = head_ci(
+            head,
+            self.api.workflow_runs(head),
+            self.api.check_runs(head),
+            self.api.combined_status(head),
+            app_id=self.ctx.github.app_id,
+            required=self.api.required_checks(pull.pr.base_ref),
+        )
+        ci_rounds = [r for r in pull.rounds if r.kind == "ci" and r.ci is not None]
+        last = pull.rounds[-1] if pull.rounds else None
+        facts = PullFacts(
+            number=pull.pr.number,
+            labels=pull.labels,
+            head_sha=head,
+            last_push=pull.last_push,
+            ci_rounds=len(ci_rounds),
+            answered=[r.ci.head_sha for r in ci_rounds if r.ci is not None],
+            awaiting=last.head_sha if last and last.kind == "ci" and last.ci and not last.ci.reproduced_by else "",
+        )
+        decision = decide(facts, ci, contract.ci, pull.record)
+        for check in decision.reruns:
+            assert check.run_id is not None
+            self.api.rerun_failed_jobs(check.run_id)
+            self.ctx.record("ci_rerun", check=check.name, run=check.run_id, head=head)
+        for note in decision.record.notes[len(pull.record.notes) :]:
+            if note.kind == "flaky":
+                self.ctx.record("ci_flaky", text=note.text, head=head)
+        if decision.record != pull.record:
+            pull.save(decision.record)
+        if decision.to_draft and not pull.pr.draft:
+            self.out.set_ready(pull.pr, False)
+        if decision.action != "round":
+            data_out = {"pr": pull.pr.html_url, "head": head, "action": decision.action}
+            skipped = decision.action == "skip"
+            return JobOutcome(status="skipped" if skipped else "done", reason=decision.reason, data=data_out)
+        round_input = self.round_input(ci, decision.failed, contract)
+        self.ctx.checkpoint(**{ROUND_STATE: round_input.model_dump(mode="json")})
+        return self.round(round_input)
+
+    def round(self, round_input: RoundInput) -> JobOutcome:
+        attempt = Attempt(self.rounds, self.snapshot, self.ctx, round_input)
+        outcome = attempt.run()
+        result = attempt.state.result
+        self.ctx.record("ci_round", outcome=result.outcome if result else outcome.status, head=round_input.ci.head_sha)
+        return outcome
+
+    def round_input(self, ci: HeadCi, failed: list[FailedCheck], contract: TaskContract) -> RoundInput:
+        """The digest of what failed and the contract checks its commands map to."""
+        parts = [part for check in failed for part in self.parts(check)]
+        mapped = sorted({name for p in parts if p.command for name in mapped_checks(p.command, contract.checks)})
+        digest = render_digest(parts, self.ctx.secrets())
+        lines = [
+            f"The project's own CI fails on this pull request's head {ci.head_sha[:12]}. Make it pass without "
+            "weakening any test: deleting, skipping or loosening a test is refused.",
+            f"What the CI reported (a digest ai-fix made from the failing jobs' logs and annotations):\n{digest}",
+        ]
+        if mapped:
+            lines.append(
+                f"The failing command is the contract check(s) {', '.join(mapped)}: the harness ran them on the head "
+                "before your first step (the baseline) and runs them after every change."
+            )
+        else:
+            lines.append(
+                "No contract check runs the failing command, so the sandbox cannot reproduce it: the project's CI "
+                "on the pushed commit decides whether this round fixed it."
+            )
+        answered = CiRound(head_sha=ci.head_sha, checks=[f.name for f in failed], mapped=mapped)
+        return RoundInput(feedback=lines, ci=answered)
+
+    def parts(self, check: FailedCheck) -> list[DigestPart]:
+        """What one failing check brings to the digest: each failed job of a workflow run, else its own report."""
+        if check.source == "workflow_run" and check.run_id is not None:
+            out = []
+            for job in self.api.jobs(check.run_id):
+                if job.get("conclusion") not in FAILING:
+                    continue
+                steps = job.get("steps") or []
+                step = next((s.get("name") for s in steps if s.get("conclusion") in FAILING), None)
+                run_id = _check_run_id(job)
+                out.append(
+                    job_part(
+                        f"{check.name} / {job.get('name')}",
+                        str(job.get("conclusion")),
+                        self.api.job_log(int(job["id"])),
+                        step_name=step,
+                        annotations=self.api.annotations(run_id) if run_id else [],
+                        url=str(job.get("html_url") or ""),
+                    )
+                )
+            if out:
+                return out
+        annotations = self.api.annotations(check.check_run_id) if check.check_run_id else []
+        return [
+            DigestPart(
+                check=check.name,
+                conclusion=check.conclusion,
+                note=check.summary,
+                annotations=annotation_lines(annotations),
+                url=check.url,
+            )
+        ]

@@ -1,0 +1,1 @@
+"""The conflict resolver's prompt and tool: data files the rebase job reads at run time."""

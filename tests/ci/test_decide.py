@@ -1,0 +1,96 @@
+"""What a `ci` job decides from GitHub's data: every rule of the issue, one case each."""
+
+from __future__ import annotations
+
+from bot.ci.decide import PullFacts, decide
+from bot.ci.models import NO_CI_FIX_LABEL, CiRecord, FailedCheck, HeadCi, Rerun, WorkflowRun
+from bot.contract.models import CiConfig
+
+HEAD = "a" * 40
+OTHER = "b" * 40
+
+
+def pull(**fields: object) -> PullFacts:
+    return PullFacts.model_validate({"number": 7, "head_sha": HEAD, "last_push": HEAD, "ci_rounds": 0, **fields})
+
+
+def failing(attempt: int = 1, *, run_id: int | None = 11, required: bool = True) -> HeadCi:
+    source = "workflow_run" if run_id else "check_run"
+    check = FailedCheck(
+        source=source, name="CI", conclusion="failure", run_id=run_id, attempt=attempt, required=required
+    )
+    runs = (
+        [WorkflowRun(id=run_id, name="CI", status="completed", conclusion="failure", attempt=attempt)] if run_id else []
+    )
+    return HeadCi(head_sha=HEAD, failed=[check], runs=runs)
+
+
+def test_a_first_failure_of_a_workflow_is_rerun_once_and_recorded() -> None:
+    decision = decide(pull(), failing(), CiConfig(), CiRecord())
+    assert decision.action == "rerun" and [c.run_id for c in decision.reruns] == [11]
+    assert decision.record.reruns == [Rerun(run_id=11, name="CI", head_sha=HEAD)]
+    assert [n.kind for n in decision.record.notes] == ["rerun"]
+
+
+def test_a_second_failure_after_the_rerun_starts_a_round() -> None:
+    record = CiRecord(reruns=[Rerun(run_id=11, name="CI", head_sha=HEAD)])
+    decision = decide(pull(), failing(attempt=2), CiConfig(), record)
+    assert decision.action == "round" and [f.name for f in decision.failed] == ["CI"]
+    assert decision.record.reruns[0].outcome == "failed"
+
+
+def test_a_pass_on_the_rerun_is_flaky_and_starts_nothing() -> None:
+    record = CiRecord(reruns=[Rerun(run_id=11, name="CI", head_sha=HEAD)])
+    ci = HeadCi(
+        head_sha=HEAD,
+        passed=["CI"],
+        runs=[WorkflowRun(id=11, name="CI", status="completed", conclusion="success", attempt=2)],
+    )
+    decision = decide(pull(), ci, CiConfig(), record)
+    assert decision.action == "note" and decision.record.reruns[0].outcome == "passed"
+    assert [n.kind for n in decision.record.notes] == ["flaky"]
+    again = decide(pull(), ci, CiConfig(), decision.record)
+    assert again.action == "skip" and len(again.record.notes) == 1, "noted once"
+
+
+def test_without_rerun_first_a_failure_starts_a_round_at_once() -> None:
+    assert decide(pull(), failing(), CiConfig(rerun_first=False), CiRecord()).action == "round"
+
+
+def test_a_check_run_that_is_not_a_workflow_is_not_rerun() -> None:
+    assert decide(pull(), failing(run_id=None), CiConfig(), CiRecord()).action == "round"
+
+
+def test_a_head_someone_else_pushed_gets_a_note_and_no_round() -> None:
+    decision = decide(pull(last_push=OTHER), failing(), CiConfig(), CiRecord())
+    assert decision.action == "note" and decision.reruns == []
+    [note] = decision.record.notes
+    assert note.kind == "foreign_push" and "someone else pushed" in note.text and OTHER[:7] in note.text
+
+
+def test_the_round_limit_counts_recorded_rounds_and_puts_the_pr_back_to_draft() -> None:
+    decision = decide(pull(ci_rounds=3, answered=["c" * 40]), failing(attempt=2), CiConfig(), CiRecord())
+    assert decision.action == "note" and decision.to_draft is True
+    assert "after 3 CI rounds (ci.max_rounds: 3)" in decision.record.notes[0].text
+    optional = decide(pull(ci_rounds=3), failing(attempt=2, required=False), CiConfig(), CiRecord())
+    assert optional.to_draft is False, "a failing check the branch does not require keeps the PR ready"
+
+
+def test_a_head_a_round_already_answered_is_left_alone() -> None:
+    assert decide(pull(answered=[HEAD]), failing(attempt=2), CiConfig(), CiRecord()).action == "skip"
+
+
+def test_the_opt_outs() -> None:
+    off = decide(pull(), failing(), CiConfig(fix=False), CiRecord())
+    assert off.action == "skip" and "ci.fix: false" in off.reason
+    label = decide(pull(labels=[NO_CI_FIX_LABEL.upper()]), failing(), CiConfig(), CiRecord())
+    assert label.action == "skip" and NO_CI_FIX_LABEL in label.reason
+
+
+def test_the_ci_result_of_a_round_that_could_not_reproduce_is_reported_once_it_is_known() -> None:
+    pending = HeadCi(head_sha=HEAD, pending=["CI"])
+    assert decide(pull(awaiting=HEAD), pending, CiConfig(), CiRecord()).action == "skip", "not known yet"
+    green = HeadCi(head_sha=HEAD, passed=["CI", "lint"])
+    decision = decide(pull(awaiting=HEAD), green, CiConfig(), CiRecord())
+    assert decision.action == "note" and decision.record.reported == [HEAD]
+    assert "pushed by the last CI round, passes (2 checks)" in decision.record.notes[0].text
