@@ -6,10 +6,13 @@ cd "$(dirname "$0")/.."
 need=()
 for cmd in podman runc bwrap busybox; do command -v "$cmd" >/dev/null 2>&1 || need+=("$cmd"); done
 [ -x /usr/libexec/podman/catatonit ] || need+=(catatonit)  # podman --init: reaps orphans in the job's container
+# PostgreSQL: the store and intake tests also run against a server they start (initdb and pg_ctl in a temp dir).
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc bubblewrap busybox-static uidmap catatonit >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc bubblewrap busybox-static uidmap catatonit \
+    postgresql >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

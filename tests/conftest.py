@@ -1,3 +1,8 @@
 """Fixtures shared across test folders, registered once: the live service and fake GitHub, real sandboxes, the shop repository."""
 
-pytest_plugins = ["tests.support.service", "tests.support.sandbox_fixtures", "tests.support.shop"]
+pytest_plugins = [
+    "tests.support.postgres",
+    "tests.support.service",
+    "tests.support.sandbox_fixtures",
+    "tests.support.shop",
+]

@@ -137,13 +137,14 @@ class WorkerPool:
 
     def _loop(self, kinds: tuple[str, ...]) -> None:
         while not self.stopping.is_set():
+            token = self.store.db.work_token()
             try:
                 job = self.store.claim(self.owner, kinds, self.config.lease_seconds)
             except AiFixError as exc:
                 log.error("could not claim a job: %s", exc)
                 job = None
-            if job is None:
-                self.stopping.wait(self.config.poll_seconds)
+            if job is None:  # woken early by a new job where the database announces them (PostgreSQL's NOTIFY)
+                self.store.db.wait_for_work(token, self.config.poll_seconds, self.stopping)
                 continue
             with self._lock:
                 self._running.add(job.id)

@@ -191,7 +191,7 @@ def test_deleting_or_suspending_the_installation_cancels_pending_jobs(start_serv
     deliver(svc.client, "installation", deleted)
     job = svc.store.get_job(later)
     assert job.status == "cancelled" and job.reason == "the App installation was deleted"
-    with sqlite3.connect(svc.store.path) as conn:
+    with sqlite3.connect(svc.store.db.path) as conn:
         assert conn.execute("SELECT id, account, status, repos FROM installations").fetchall() == [
             (1, "octocat", "deleted", "[]")
         ]

@@ -69,7 +69,7 @@ def enqueue(store: Store, *numbers: int) -> list[int]:
 
 
 def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path, fake_github, github_url):
-    store = Store(tmp_path / "ai-fix.db")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     store.init_schema()
     [job_id] = enqueue(store, 1)
     worker = subprocess.Popen(
@@ -89,7 +89,9 @@ def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path,
 
     (tmp_path / "work" / "release-all").write_text("")
     settings = make_settings(tmp_path, fake_github)
-    later = Store(tmp_path / "ai-fix.db", clock=lambda: time.time() + 61)  # the 60 s lease has run out
+    later = Store.from_url(
+        f"sqlite:///{tmp_path / 'ai-fix.db'}", clock=lambda: time.time() + 61
+    )  # the 60 s lease has run out
     pool = WorkerPool(later, github_for(settings), Gate(settings), settings, workers=1, config=FAST)
     pool.start()
     try:
@@ -130,7 +132,7 @@ def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_u
     finally:
         server.kill()
         stderr = server.stderr.read().decode()
-    store = Store(tmp_path / "ai-fix.db")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     job = store.get_job(job_id)
     assert job.status == "queued" and job.attempts == 0, stderr
     assert job.events[-1].event == "released" and job.state["step"] >= 1
@@ -157,7 +159,7 @@ class Stubborn:
 
 def test_a_job_that_misses_the_grace_period_is_released_and_its_late_result_refused(tmp_path, fake_github):
     settings = make_settings(tmp_path, fake_github)
-    store = Store(tmp_path / "ai-fix.db")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     store.init_schema()
     [job_id] = enqueue(store, 1)
     pool = WorkerPool(store, github_for(settings), Stubborn(), settings, workers=1, config=FAST)
@@ -174,7 +176,7 @@ def test_a_job_that_misses_the_grace_period_is_released_and_its_late_result_refu
 
 
 def test_two_processes_share_the_queue_without_double_claims(tmp_path, fake_github, github_url):
-    store = Store(tmp_path / "ai-fix.db")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     store.init_schema()
     job_ids = enqueue(store, *range(1, 13))
     for n in range(2, 13):

@@ -1,4 +1,4 @@
-"""Leases, attempts and claims at the store level, on a real SQLite file."""
+"""Leases, attempts and claims at the store level, on a real SQLite file and a real PostgreSQL server."""
 
 import json
 import threading
@@ -11,8 +11,8 @@ from bot.errors import ConfigError
 from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
 from bot.intake.triggers import decide
-from bot.queue.database import parse_sqlite_url
 from bot.queue.models import WORK_KINDS
+from bot.queue.sqlite_db import parse_sqlite_url
 from bot.queue.store import Store
 from tests.support.webhooks import labeled
 
@@ -33,8 +33,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Store:
-    store = Store(tmp_path / "q.db", clock=clock)
+def store(database_url: str, clock: Clock) -> Store:
+    store = Store.from_url(database_url, clock=clock)
     store.init_schema()
     yield store
     store.close()
@@ -106,13 +106,13 @@ def test_failed_attempts_wait_before_the_next_try(store, clock):
     assert store.claim("w", WORK_KINDS, LEASE).id == job_id
 
 
-def test_concurrent_claims_from_separate_connections_never_share_a_job(tmp_path, store):
+def test_concurrent_claims_from_separate_connections_never_share_a_job(database_url, store):
     job_ids = enqueue(store, *range(1, 41))
     claimed: list[tuple[str, int]] = []
     lock = threading.Lock()
 
     def worker(name: str) -> None:
-        own = Store(tmp_path / "q.db")  # its own connection, as another process would have
+        own = Store.from_url(database_url)  # its own connections, as another process would have
         while (job := own.claim(name, WORK_KINDS, LEASE)) is not None:
             with lock:
                 claimed.append((name, job.id))
@@ -145,3 +145,23 @@ def test_database_urls(url, expected):
 def test_unsupported_database_urls_say_what_to_use(url):
     with pytest.raises(ConfigError, match="AIFIX_DATABASE_URL .* use sqlite:///ai-fix.db"):
         parse_sqlite_url(url)
+
+
+def test_an_idle_worker_on_postgresql_wakes_on_the_enqueue_not_the_poll(postgres_server):
+    url = postgres_server.new_database()
+    store, intake = Store.from_url(url), Store.from_url(url)
+    store.init_schema()
+    token = store.db.work_token()
+    woke: list[float] = []
+    waiter = threading.Thread(
+        target=lambda: (store.db.wait_for_work(token, 30.0, threading.Event()), woke.append(time.monotonic()))
+    )
+    time.sleep(0.5)  # the listener is connected and listening
+    waiter.start()
+    sent = time.monotonic()
+    enqueue(intake, 1)
+    waiter.join(timeout=30)
+    assert woke and woke[0] - sent < 2.0  # the NOTIFY of the commit, well before the 30 s timeout
+    assert store.claim("w", WORK_KINDS, LEASE) is not None
+    store.close()
+    intake.close()
