@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.errors import ConfigError, StoreUnavailable
 from bot.queue.database import Conn, Database, is_database_error
+from bot.queue.governance import NO_LIMITS, Limits, allowed, waiting_reason
 from bot.queue.migrate import migrate, unknown_versions
 from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, WORK_KINDS, Job, JobEvent, Trigger
 from bot.queue.postgres_db import PostgresDatabase
@@ -206,35 +207,66 @@ class Store:
             ).rowcount:
                 self.add_event(conn, job_id, "lease_expired", {"worker": owner, "attempt": attempts, "now": status})
 
-    def claim(self, owner: str, kinds: Sequence[str], lease_seconds: float) -> Job | None:
-        """Take the oldest runnable job of `kinds`, leased to `owner`; None when there is none."""
+    def claim(self, owner: str, kinds: Sequence[str], lease_seconds: float, limits: Limits = NO_LIMITS) -> Job | None:
+        """Take the oldest runnable job of `kinds` that `limits` let start, leased to `owner`; None when there is none."""
         now = self.clock()
+        commands = set(kinds) <= set(COMMAND_KINDS)
         exclusive = (
             ""
-            if set(kinds) <= set(COMMAND_KINDS)
+            if commands
             else (
                 "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
                 f"AND r.status = 'running' AND r.kind IN ({_marks(WORK_KINDS)}))"
             )
         )
+        governed, governed_params = ("", []) if commands else allowed(limits, now)
         with self.transaction() as conn:
             self._reclaim_expired(conn, now)
             row = conn.execute(
-                f"SELECT j.id FROM jobs j WHERE j.status = 'queued' AND j.kind IN ({_marks(kinds)}) AND j.available_at <= ? "
-                f"{exclusive} ORDER BY j.id LIMIT 1{self.db.for_update}{self.db.skip_locked}",
-                (*kinds, now, *(WORK_KINDS if exclusive else ())),
+                f"SELECT j.id, j.repo, j.installation_id FROM jobs j WHERE j.status = 'queued' AND j.kind IN ({_marks(kinds)}) "
+                f"AND j.available_at <= ? {exclusive}{governed} ORDER BY j.id LIMIT 1{self.db.for_update}{self.db.skip_locked}",
+                (*kinds, now, *(WORK_KINDS if exclusive else ()), *governed_params),
             ).fetchone()
             if row is None:
                 return None
             job_id = int(row[0])
+            if governed:
+                # Where claims run at once (PostgreSQL), two could each see one slot left: the claims of one
+                # installation and repository take turns, and the limits are checked again in turn.
+                self.db.lock(conn, f"installation {row[2]}", f"repo {row[1]}")
+                again = f"SELECT 1 FROM jobs j WHERE j.id = ?{governed}"
+                if conn.execute(again, (job_id, *governed_params)).fetchone() is None:
+                    return None
             conn.execute(
                 "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1, "
-                "updated_at = ? WHERE id = ? AND status = 'queued'",
+                "waiting = '', updated_at = ? WHERE id = ? AND status = 'queued'",
                 (owner, now + lease_seconds, now, job_id),
             )
             attempt = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
             self.add_event(conn, job_id, "claimed", {"worker": owner, "attempt": attempt})
         return self.get_job(job_id)
+
+    def waiting_notices(self, limits: Limits, limit: int = 20) -> list[tuple[Job, str]]:
+        """Queued jobs the limits hold whose reason changed since it was last told: (job, reason) to tell now.
+
+        Each is handed to one caller only (the new reason is stored in the same transaction).
+        """
+        now = self.clock()
+        told: list[tuple[int, str]] = []
+        with self.transaction() as conn:
+            rows = conn.execute(
+                f"SELECT * FROM jobs WHERE status = 'queued' AND kind IN ({_marks(WORK_KINDS)}) AND available_at <= ? "
+                f"ORDER BY id LIMIT ?{self.db.for_update}{self.db.skip_locked}",
+                (*WORK_KINDS, now, limit),
+            ).fetchall()
+            for row in rows:
+                reason = waiting_reason(conn, limits, row, now)
+                if reason != row["waiting"]:
+                    conn.execute("UPDATE jobs SET waiting = ? WHERE id = ?", (reason, row["id"]))
+                    if reason:
+                        self.add_event(conn, row["id"], "waiting", {"reason": reason})
+                        told.append((int(row["id"]), reason))
+        return [(job, reason) for job_id, reason in told if (job := self.get_job(job_id)) is not None]
 
     def renew(self, owner: str, lease_seconds: float) -> int:
         """Extend every lease `owner` holds; returns how many it still holds."""
@@ -251,14 +283,23 @@ class Store:
             row = conn.execute("SELECT cancel_requested FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return bool(row and row[0])
 
-    def finish(self, job_id: int, owner: str, status: str, reason: str, data: dict[str, Any] | None = None) -> bool:
-        """End a job this owner holds; False when the lease was lost meanwhile (another worker has it)."""
+    def finish(
+        self,
+        job_id: int,
+        owner: str,
+        status: str,
+        reason: str,
+        data: dict[str, Any] | None = None,
+        *,
+        cost_usd: float = 0.0,
+    ) -> bool:
+        """End a job this owner holds, with what its model calls cost; False when the lease was lost meanwhile."""
         now = self.clock()
         with self.transaction() as conn:
             cur = conn.execute(
-                "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? "
-                "WHERE id = ? AND lease_owner = ? AND status = 'running'",
-                (status, reason, now, job_id, owner),
+                "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ?, "
+                "cost_usd = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                (status, reason, now, cost_usd, job_id, owner),
             )
             if cur.rowcount:
                 self.add_event(conn, job_id, status, {"reason": reason, **(data or {})})

@@ -1,18 +1,13 @@
 """Workers as real processes: a killed worker's job is reclaimed, SIGTERM drains, two processes share a queue."""
 
 import json
-import os
 import re
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
-import pytest
 
 from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
@@ -20,36 +15,9 @@ from bot.intake.triggers import decide
 from bot.queue.store import Store
 from bot.queue.worker import WorkerPool
 from tests.support.pipelines import Gate, Ledger, wait_for
-from tests.support.server import serve
+from tests.support.processes import AI_FIX, env_for, free_port
 from tests.support.service import ADMIN, FAST, github_for, make_settings, settled, wait_until
-from tests.support.webhooks import SECRET, deliver, labeled
-
-ROOT = Path(__file__).resolve().parents[2]
-AI_FIX = str(Path(sys.executable).parent / "ai-fix")
-
-
-@pytest.fixture
-def github_url(fake_github):
-    """The fake GitHub on loopback, for bots in other processes."""
-    with serve(fake_github.asgi()) as url:
-        yield url + "/"
-
-
-def env_for(tmp_path: Path, fake, github_url: str, pipeline: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}
-    return {
-        **env,
-        "PYTHONPATH": str(ROOT),
-        "AIFIX_APP_ID": str(fake.app_id),
-        "AIFIX_PRIVATE_KEY": fake.private_key_pem,
-        "AIFIX_WEBHOOK_SECRET": SECRET,
-        "AIFIX_DATABASE_URL": f"sqlite:///{tmp_path / 'ai-fix.db'}",
-        "AIFIX_GITHUB_API_URL": github_url,
-        "AIFIX_PIPELINE": pipeline,
-        "AIFIX_WORK_DIR": str(tmp_path / "work"),
-        "AIFIX_WORKERS": "1",
-        "AIFIX_ADMIN_TOKEN": ADMIN,
-    }
+from tests.support.webhooks import deliver, labeled
 
 
 def enqueue(store: Store, *numbers: int) -> list[int]:
@@ -104,12 +72,6 @@ def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path,
     assert "lease_expired" in names and names.count("snapshot_taken") == 1  # resumed: the snapshot was kept
     passed = next(e for e in job.events if e.event == "gate_passed")
     assert passed.data["steps"] >= steps_before
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_url):

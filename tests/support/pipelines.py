@@ -95,3 +95,13 @@ def wait_for(path: Path, timeout: float = 10.0) -> str:
             raise AssertionError(f"{path.name} did not appear within {timeout} s")
         time.sleep(0.01)
     return path.read_text()
+
+
+class Fleet:
+    """Gate for issue 1 (the job a test kills its worker in), Ledger for every other issue."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.gate, self.ledger = Gate(settings), Ledger(settings)
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        return (self.gate if snapshot.number == 1 else self.ledger).run(snapshot, ctx)
