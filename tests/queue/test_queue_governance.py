@@ -6,7 +6,9 @@ import time
 
 import pytest
 
+from bot.intake.metrics import Metrics
 from bot.queue.governance import Limits, day_start
+from bot.queue.health import queue_figures
 from bot.queue.models import WORK_KINDS, Trigger
 from bot.queue.store import Store
 from tests.support.pipelines import Gate, wait_for
@@ -126,3 +128,18 @@ def test_the_issue_comment_says_the_job_is_queued_and_behind_what(start_service,
     assert svc.store.get_job(queued).status == "queued"
     (tmp_path / "work" / "release-all").write_text("")
     assert settled(svc.store, queued).status == "done"
+
+
+def test_metrics_report_cost_and_outcomes_per_repository_and_the_queue(store, clock):
+    first, second = enqueue(store, A, 1), enqueue(store, B, 2)
+    enqueue(store, A, 3)
+    for job_id, cost in ((first, 1.5), (second, 0.25)):
+        store.claim("w", WORK_KINDS, LEASE)
+        assert store.finish(job_id, "w", "done" if job_id == first else "failed", "", cost_usd=cost)
+    clock.now += 42
+    text = Metrics().render(store.job_counts(), queue_figures(store))
+    assert 'aifix_cost_usd_total{repo="acme/api"} 1.500000' in text
+    assert 'aifix_cost_usd_total{repo="acme/web"} 0.250000' in text
+    assert 'aifix_outcomes_total{repo="acme/api",outcome="done"} 1' in text
+    assert 'aifix_outcomes_total{repo="acme/web",outcome="failed"} 1' in text
+    assert "aifix_queue_depth 1\n" in text and "aifix_queue_oldest_seconds 42.000\n" in text
