@@ -25,6 +25,7 @@ import copy
 import json
 import os
 import random
+import re
 import socket
 import sqlite3
 import statistics
@@ -35,6 +36,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from http.client import HTTPConnection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -48,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 PAYLOAD = ROOT / "tests" / "fixtures" / "webhooks" / "issues" / "labeled.json"
 SECRET = "bench-secret"
+ADMIN = "bench-admin-token"
 
 
 def build_requests(n: int, redeliver: float, host: str) -> tuple[list[bytes], int, int]:
@@ -173,6 +176,7 @@ def start_server(db: Path, port: int, synchronous: str, github_url: str) -> subp
         "AIFIX_WEBHOOK_SECRET": SECRET,
         "AIFIX_DATABASE_URL": f"sqlite:///{db}?synchronous={synchronous}",
         "AIFIX_WORKERS": "0",
+        "AIFIX_ADMIN_TOKEN": ADMIN,
         "AIFIX_GITHUB_API_URL": github_url,
         "AIFIX_ANTHROPIC_API_KEY": "not-used-by-the-intake",  # `serve` checks the model's key at start
     }
@@ -198,6 +202,18 @@ def measure(
     latencies, statuses, wall = uvloop.run(run_load("127.0.0.1", port, requests, args.c))
     cpu = (server_cpu(server.pid) - server_before, time.process_time() - client_before)
     return latencies, statuses, wall, cpu, distinct, size
+
+
+def collections(port: int) -> list[int]:
+    """The server's garbage collections so far, by generation (2: full), from its /metrics."""
+    conn = HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/metrics", headers={"Authorization": f"Bearer {ADMIN}"})
+        text = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    found = dict(re.findall(r'^aifix_gc_collections_total\{generation="(\d)"\} (\d+)$', text, re.MULTILINE))
+    return [int(found.get(str(generation), 0)) for generation in range(3)]
 
 
 def processing_tail(db: Path, pid: int, timeout: float = 60.0) -> tuple[float, float]:
@@ -294,7 +310,9 @@ def run_ai_fix(args: argparse.Namespace, github_url: str) -> tuple[Figures, bool
         db, port = Path(tmp) / "bench.db", free_port()
         server = start_server(db, port, args.synchronous, github_url)
         try:
+            gc_before = collections(port)
             latencies, statuses, wall, cpu, distinct, size = measure(server, port, args)
+            gc_during = [after - before for after, before in zip(collections(port), gc_before)]
             tail, tail_cpu = processing_tail(db, server.pid)
         finally:
             server.terminate()
@@ -307,6 +325,10 @@ def run_ai_fix(args: argparse.Namespace, github_url: str) -> tuple[Figures, bool
     print(
         f"processing tail: every stored delivery processed (its job made) {tail * 1000:.0f} ms after the last answer; "
         f"server CPU per delivery including it {(cpu[0] + tail_cpu) / args.n * 1e6:.0f} us"
+    )
+    print(
+        f"garbage collections in the server during the {args.warmup} + {args.n} deliveries: "
+        f"young {gc_during[0]}, middle {gc_during[1]}, full {gc_during[2]}"
     )
     codes = {code: statuses.count(code) for code in sorted(set(statuses))}
     ok = jobs == distinct and stored == distinct and set(codes) <= {200, 202}

@@ -6,6 +6,7 @@ Pure functions: the caller passes the secret values it holds.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 import urllib.parse
 from collections.abc import Iterable
@@ -49,8 +50,9 @@ def is_secret_file(path: str) -> bool:
     return any(fnmatch(name, glob) for glob in SECRET_FILE_GLOBS)
 
 
-def _variants(secret: str) -> set[str]:
-    """The secret and the encodings it commonly travels in."""
+@functools.lru_cache(maxsize=1024)
+def _variants(secret: str) -> frozenset[str]:
+    """The secret and the encodings it commonly travels in (computed once per secret: texts are redacted often)."""
     raw = secret.encode()
     out = {
         secret,
@@ -62,7 +64,7 @@ def _variants(secret: str) -> set[str]:
     }
     # Multi-line secrets (PEM keys) are also matched line by line.
     out.update(line.strip() for line in secret.splitlines() if len(line.strip()) >= MIN_FRAGMENT)
-    return {v for v in out if v}
+    return frozenset(v for v in out if v)
 
 
 def _fragments(value: str) -> Iterable[str]:
@@ -73,17 +75,21 @@ def _fragments(value: str) -> Iterable[str]:
         yield value[i : i + MIN_FRAGMENT]
 
 
-def redact(text: str, secrets: Iterable[str] = (), *, key_values: bool = True) -> str:
-    """Remove every held secret (whole, as an 8+ character substring, base64 or URL-encoded) and known token shapes."""
+def redact(text: str, secrets: Iterable[str] = (), *, key_values: bool = True, fragments: bool = True) -> str:
+    """Remove every held secret (whole, as an 8+ character substring, base64 or URL-encoded) and known token shapes.
+
+    `fragments=False` skips the 8-character pieces, the costly part (a PEM key alone makes ~1,700 of
+    them): only for a second pass over text already redacted in full, such as a trace.
+    """
     if not isinstance(text, str):
         raise RedactionError("redaction needs text; refusing to post a non-text value")
     values = sorted({v for s in secrets if s and len(s) >= 4 for v in _variants(s)}, key=len, reverse=True)
     for value in values:
         text = text.replace(value, MASK)
-    if values:
-        fragments = {f for v in values for f in _fragments(v)}
-        if fragments:
-            pattern = re.compile("|".join(re.escape(f) for f in sorted(fragments, key=len, reverse=True)))
+    if values and fragments:
+        pieces = {f for v in values for f in _fragments(v)}
+        if pieces:
+            pattern = re.compile("|".join(re.escape(f) for f in sorted(pieces, key=len, reverse=True)))
             # Extend each hit over the rest of the secret's characters so no tail survives.
             text = _mask_runs(text, pattern)
     for token in TOKEN_PATTERNS:

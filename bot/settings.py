@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
@@ -97,6 +97,28 @@ class Settings(BaseSettings):
     """Where job workspaces and traces are kept on the host."""
     pipeline: str = "bot.commands.toolkit:delivery_pipeline"
     """What a job runs after its snapshot: "module:factory", the factory takes the settings and returns a Pipeline."""
+    public_url: str | None = None
+    """Where people reach this service (https://ai-fix.example.com); run-viewer links are built from it."""
+    viewer_secret: SecretStr | None = None
+    """Key that signs run-viewer links (HMAC over the job id and the expiry); no links are made when unset."""
+    viewer_link_days: int = Field(default=30, ge=1, le=3650)
+    """How long a signed run-viewer link stays valid."""
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith(("https://", "http://")):
+            raise ValueError("must be the service's address starting with https:// (e.g. https://ai-fix.example.com)")
+        return value.strip().rstrip("/")
+
+    @field_validator("viewer_secret")
+    @classmethod
+    def _viewer_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 16:
+            raise ValueError("must be at least 16 characters; make one with `openssl rand -hex 32`")
+        return value
 
     @model_validator(mode="after")
     def _key_sources(self) -> Settings:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up everything ai-fix and its tests need on a Debian machine: the sandbox tools and a venv.
+# Sets up everything ai-fix and its tests need on a Debian machine: the sandbox tools, a browser and a venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,11 +8,12 @@ for cmd in podman runc bwrap busybox; do command -v "$cmd" >/dev/null 2>&1 || ne
 [ -x /usr/libexec/podman/catatonit ] || need+=(catatonit)  # podman --init: reaps orphans in the job's container
 # PostgreSQL: the store and intake tests also run against a server they start (initdb and pg_ctl in a temp dir).
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+[ -x /usr/bin/chromium ] || need+=(chromium)  # the run viewer's tests drive it headless through Playwright
 if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc bubblewrap busybox-static uidmap catatonit \
-    postgresql >/dev/null
+    chromium postgresql >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

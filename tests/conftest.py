@@ -1,8 +1,10 @@
-"""Fixtures shared across test folders, registered once: the live service and fake GitHub, real sandboxes, the shop repository."""
+"""Fixtures shared across test folders, registered once: the live service and fake GitHub, real sandboxes, the shop
+repository, a headless browser."""
 
 pytest_plugins = [
     "tests.support.postgres",
     "tests.support.service",
     "tests.support.sandbox_fixtures",
     "tests.support.shop",
+    "tests.support.browser",
 ]

@@ -19,6 +19,7 @@ FLOORS: list[set[str]] = [
     {"loop"},
     {"delivery"},
     {"job"},
+    {"viewer"},
     {"intake"},
     {"commands"},
 ]

@@ -6,7 +6,7 @@ import pytest
 
 from bot.markdown import code_block, code_span, inert, inert_quote, is_github_url
 from bot.markers import PR_KIND, find_marker, marker
-from bot.redact import RedactionError, safe_outgoing
+from bot.redact import RedactionError, redact, safe_outgoing
 
 CANARY = "canary-SECRET-3f9a1c77e2b4"
 GHS = "ghs_1234567_" + "eyJhbGciOiJSUzI1NiJ9." + "x" * 60 + "." + "y" * 40
@@ -87,3 +87,12 @@ def test_safe_outgoing_fails_closed_when_redaction_breaks() -> None:
         safe_outgoing("hello", broken_secrets())
     with pytest.raises(RedactionError):
         safe_outgoing(None, [CANARY])  # type: ignore[arg-type]
+
+
+def test_a_second_pass_without_fragments_still_removes_whole_values_and_their_encodings() -> None:
+    b64 = base64.b64encode(CANARY.encode()).decode()
+    text = f"whole {CANARY}, encoded {b64}, a piece {CANARY[3:14]}, a token {GHS}"
+    out = redact(text, [CANARY], fragments=False)
+    assert CANARY not in out and b64 not in out and GHS not in out
+    assert CANARY[3:14] in out, "pieces are left to the full pass"
+    assert CANARY[3:14] not in redact(text, [CANARY])

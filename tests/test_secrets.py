@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.errors import ConfigError
 from bot.secrets import held_secrets
 from bot.settings import load_settings
 
@@ -54,3 +55,12 @@ def test_the_sdks_own_variables_stand_in_for_unset_aifix_ones_and_are_gathered(m
     monkeypatch.setenv("AIFIX_OPENAI_API_KEY", "sk-openai-aifix-variable-0003")
     openai_key = load_settings().openai_api_key
     assert openai_key is not None and openai_key.get_secret_value() == "sk-openai-aifix-variable-0003"
+
+
+def test_the_viewer_secret_is_redacted_and_checked_at_start() -> None:
+    assert "viewer-signing-key-0123" in held_secrets(load_settings(viewer_secret="viewer-signing-key-0123"), {})
+    with pytest.raises(ConfigError, match="AIFIX_VIEWER_SECRET: .*at least 16 characters.*openssl rand -hex 32"):
+        load_settings(viewer_secret="short")
+    with pytest.raises(ConfigError, match="AIFIX_PUBLIC_URL: .*starting with https://"):
+        load_settings(public_url="ai-fix.example.com")
+    assert load_settings(public_url="https://ai-fix.example.com/").public_url == "https://ai-fix.example.com"

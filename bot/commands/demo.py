@@ -61,6 +61,7 @@ def demo_main(args: argparse.Namespace) -> int:
             model_name=None,
             sandbox_kind=settings.sandbox,
             label="replay",
+            viewable=False,
         )
         print(f"\n--- the change (branch {result.branch}) ---\n{result.diff_text}")
         print("--- the PR body ai-fix would post (pr.md) ---")

@@ -18,6 +18,7 @@ HANDLERS = {
     "run": "bot.commands.run:run_main",
     "demo": "bot.commands.demo:demo_main",
     "context": "bot.commands.context:context_main",
+    "view": "bot.commands.view:view_main",
 }
 
 
@@ -55,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("--issue", required=True)
     context.add_argument("--budget", type=int, default=8000, help="token budget for the rendered context")
     context.add_argument("--top", type=int, default=10, help="how many ranked files to list")
+
+    view = sub.add_parser("view", help="serve the run viewer's page for a local run's trace")
+    view.add_argument("trace", help="the trace.jsonl of a run (ai-fix run --out DIR writes DIR/trace.jsonl)")
+    view.add_argument("--port", type=int, default=8765, help="port on this machine (0: any free port)")
+    view.add_argument("--host", default="127.0.0.1", help="address to listen on (the page has no login: keep it local)")
     return parser
 
 

@@ -84,8 +84,12 @@ def execute(
     sandbox_kind: str,
     stream: TextIO | None = None,
     label: str = "",
+    viewable: bool = True,
 ) -> RunResult:
-    """Contract, workspace, sandbox, loop, outputs; shared by `ai-fix run` and `ai-fix demo` (label "replay")."""
+    """Contract, workspace, sandbox, loop, outputs; shared by `ai-fix run` and `ai-fix demo` (label "replay").
+
+    `viewable`: say how to open the run in the viewer (not for the demo, whose trace is removed after it).
+    """
     tag = f" {label}" if label else ""
 
     def say(line: str) -> None:
@@ -118,6 +122,8 @@ def execute(
             repo, Path(job_dir) / "job", branch=branch_name(None, contract.title), ref=files.commit
         )
         say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
+        if viewable:
+            say(f"follow the run in a browser: ai-fix view {out / 'trace.jsonl'}")
         try:
             result = run_session(
                 contract,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import gc
 import signal
+import threading
+from types import FrameType
 
 import uvicorn
 
@@ -13,20 +15,36 @@ from bot.intake.app import create_app
 from bot.queue.worker import WorkerPool
 
 
+class DrainingServer(uvicorn.Server):
+    """uvicorn, telling the app the moment a shutdown begins (uvicorn waits for open responses before the lifespan ends)."""
+
+    def __init__(self, config: uvicorn.Config, closing: threading.Event) -> None:
+        super().__init__(config)
+        self.closing = closing
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.closing.set()
+        super().handle_exit(sig, frame)
+
+
 def serve_main(args: argparse.Namespace) -> int:
     s = build_services()
     pool = WorkerPool(s.store, s.github, s.pipeline, s.settings)
+    closing = threading.Event()
     # Once at start: which PRs are ai-fix's is decided on every delivery, from the author GitHub names.
-    app = create_app(s.settings, store=s.store, bot_login=s.github.bot_login(), services=[pool, FrozenHeap()])
+    app = create_app(
+        s.settings, store=s.store, bot_login=s.github.bot_login(), services=[pool, FrozenHeap()], closing=closing
+    )
     # uvicorn drains on SIGTERM/SIGINT (lifespan shutdown stops the workers), then re-raises the signal
     # under the handlers found at start: with these, a drained server (or one still starting) exits 0.
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _exit_cleanly)
+        signal.signal(sig, exit_cleanly)
+    # Access logs cost more than the acknowledgement itself; deliveries are counted in /metrics.
+    config = uvicorn.Config(
+        app, host=args.host, port=args.port, access_log=False, log_level="info", timeout_graceful_shutdown=30
+    )
     try:
-        # Access logs cost more than the acknowledgement itself; deliveries are counted in /metrics.
-        uvicorn.run(
-            app, host=args.host, port=args.port, access_log=False, log_level="info", timeout_graceful_shutdown=30
-        )
+        DrainingServer(config, closing).run()
     finally:
         s.store.close()
     return 0
@@ -58,5 +76,6 @@ class FrozenHeap:
         gc.set_threshold(*self._thresholds)
 
 
-def _exit_cleanly(signum: int, frame: object) -> None:
+def exit_cleanly(signum: int, frame: object) -> None:
+    """The handler uvicorn re-raises a captured SIGTERM or SIGINT under once it has shut down: exit 0."""
     raise SystemExit(0)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -20,6 +23,9 @@ from bot.queue.pipeline import Pipeline
 from bot.sandbox.base import Sandbox
 from bot.sandbox.select import open_sandbox
 from bot.settings import Settings
+from bot.viewer.links import run_url
+
+log = logging.getLogger(__name__)
 
 NO_KEY = "no-key"
 """What the SDK sends as its key to servers that need none (Ollama, vLLM): never a real key from the environment."""
@@ -115,6 +121,21 @@ def toolkit(settings: Settings, *, model: ModelOpener, sandbox: str | None = Non
     )
 
 
+def run_links(settings: Settings) -> Callable[[int], str] | None:
+    """Job id → a signed link to its run-viewer page valid AIFIX_VIEWER_LINK_DAYS; None unless both settings are set."""
+    public, secret = settings.public_url, settings.viewer_secret
+    if not public or secret is None:
+        if public or secret is not None:
+            log.warning("run viewer links are off: set both AIFIX_PUBLIC_URL and AIFIX_VIEWER_SECRET")
+        return None
+    key, ttl = secret.get_secret_value(), settings.viewer_link_days * 86_400
+
+    def link(job_id: int) -> str:
+        return run_url(public, key, job_id, expires=int(time.time()) + ttl)
+
+    return link
+
+
 def delivery_pipeline(settings: Settings) -> Pipeline:
     """The default AIFIX_PIPELINE: contract → loop → pull request, with the models opened afresh for each job.
 
@@ -122,4 +143,4 @@ def delivery_pipeline(settings: Settings) -> Pipeline:
     own `model:` config is opened with its job.
     """
     open_models(ModelChoice(name=settings.model, small=settings.small_model, reason="the defaults"), settings)
-    return DeliveryPipeline(toolkit(settings, model=model_opener(None, settings)))
+    return DeliveryPipeline(toolkit(settings, model=model_opener(None, settings)), run_link=run_links(settings))

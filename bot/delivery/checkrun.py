@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bot.delivery.links import run_link
 from bot.delivery.render import OUTCOME_WORDS, passing_checks, status, transitions
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
@@ -38,12 +39,13 @@ class CheckRunOutput(BaseModel):
         return [a[i : i + ANNOTATIONS_PER_REQUEST] for i in range(0, len(a), ANNOTATIONS_PER_REQUEST)] or [[]]
 
 
-def render_check_run(result: RunResult, *, pr_url: str = "") -> CheckRunOutput:
+def render_check_run(result: RunResult, *, pr_url: str = "", run_url: str = "") -> CheckRunOutput:
     passing = passing_checks(result)
     title = f"{result.outcome.replace('_', ' ')}: {passing} of {len(result.contract.checks)} checks pass"
     summary = "\n".join(
         [OUTCOME_WORDS[result.outcome], "", f"Why: {inert_line(result.reason)}"]
         + (["", f"Pull request: {pr_url}"] if pr_url else [])
+        + (["", run_link(run_url)] if run_url else [])
     )
     rows = ["| check | base | after |", "|---|---|---|"]
     for check in result.contract.checks:

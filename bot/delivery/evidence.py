@@ -70,3 +70,11 @@ def not_verified(result: RunResult) -> list[str]:
             reason = after.reason if after and after.reason else "not run after the change"
             items.append(f"{code_span(check.name)}: {inert_line(reason)}")
     return items
+
+
+def evidence_line(result: RunResult) -> str:
+    """The Summary's one line: the reproduction's status and how many criteria are shown."""
+    e = result.evidence
+    shown = sum(1 for c in e.criteria if c.verified)
+    needed = sum(1 for c in e.criteria if not c.for_reviewer)
+    return f"reproduction {e.reproduction.status.replace('_', ' ')}; {shown} of {needed} acceptance criteria shown"

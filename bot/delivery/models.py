@@ -42,6 +42,8 @@ class Progress(BaseModel):
     current: Phase | None = "contract"
     """The phase under way; None once the job is over."""
     pr_url: str = ""
+    run_url: str = ""
+    """The signed link to the run viewer's page of this job, when links are on."""
     outcome: Outcome | None = None
     reason: str = ""
     contract: str = ""

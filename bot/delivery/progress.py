@@ -3,6 +3,7 @@ when no pull request carries it, and the task contract."""
 
 from __future__ import annotations
 
+from bot.delivery.links import run_link
 from bot.delivery.models import PHASES, Phase, Progress
 from bot.delivery.render import OUTCOME_WORDS
 from bot.markdown import inert_line
@@ -41,6 +42,8 @@ def render_progress(progress: Progress) -> str:
             lines.append(f"- [ ] {words}")
     if progress.pr_url:
         lines += ["", f"Pull request: {progress.pr_url}"]
+    if progress.run_url:
+        lines += ["", run_link(progress.run_url)]
     if progress.outcome:
         lines += ["", OUTCOME_WORDS[progress.outcome], "", f"Why: {inert_line(progress.reason)}"]
     if progress.not_verified:

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 from bot.checks.models import CheckResult, CheckRun
 from bot.contract.models import TaskContract
-from bot.delivery.evidence import criteria_lines, not_verified, reproduction_lines, weakening_lines
+from bot.delivery.evidence import criteria_lines, evidence_line, not_verified, reproduction_lines, weakening_lines
 from bot.delivery.handoff import handoff_lines
+from bot.delivery.links import run_link
 from bot.delivery.models import RoundRecord, rounds_record
 from bot.loop.result import Cost, RunResult
 from bot.markdown import code_block, code_span, inert_line, inert_quote
@@ -102,17 +103,22 @@ def render_pr_body(
     rounds: Sequence[RoundRecord] = (),
     kind: JobKind = "issue",
     log_chars: int = 3000,
+    run_url: str = "",
 ) -> str:
     """The whole PR body; logs shrink until it fits GitHub's limit, the markers always survive.
 
     `rounds` are the rounds finished before this one; the body records them plus this one.
-    `issue_number` is None for a local run: there is no issue to close.
+    `issue_number` is None for a local run: there is no issue to close. `run_url` links the run viewer's page.
     """
     while True:
         history = rounds_record([*rounds, record_round(result, n=len(rounds) + 1, kind=kind)])
         body = (
             "\n\n".join(
-                [marker(PR_KIND, issue_number or 0), history, *_sections(result, issue_number, rounds, log_chars)]
+                [
+                    marker(PR_KIND, issue_number or 0),
+                    history,
+                    *_sections(result, issue_number, rounds, log_chars, run_url),
+                ]
             )
             + "\n"
         )
@@ -122,9 +128,12 @@ def render_pr_body(
     return body[:BODY_LIMIT]
 
 
-def _sections(result: RunResult, issue_number: int | None, rounds: Sequence[RoundRecord], log_chars: int) -> list[str]:
+def _sections(
+    result: RunResult, issue_number: int | None, rounds: Sequence[RoundRecord], log_chars: int, run_url: str
+) -> list[str]:
     sections = [
         _summary(result, rounds),
+        *([run_link(run_url)] if run_url else []),
         _contract(result.contract),
         _changes(result, rounds),
         _evidence(result, log_chars),
@@ -148,7 +157,7 @@ def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
         "",
         f"- Checks after the change: {passing} of {len(result.contract.checks)} pass"
         + (f" (on the base commit: {_passing(result.baseline)})" if result.baseline else ""),
-        f"- Evidence: {_evidence_line(result)}",
+        f"- Evidence: {evidence_line(result)}",
         f"- {_count(len(result.diff.files), 'file')} changed, +{result.diff.added} −{result.diff.removed} lines",
         f"- Round {len(rounds) + 1}"
         + (f" (earlier rounds: {', '.join(_round_line(r) for r in rounds)})" if rounds else ""),
@@ -170,13 +179,6 @@ def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
             inert_quote(result.model_summary),
         ]
     return "\n".join(lines)
-
-
-def _evidence_line(result: RunResult) -> str:
-    e = result.evidence
-    shown = sum(1 for c in e.criteria if c.verified)
-    needed = sum(1 for c in e.criteria if not c.for_reviewer)
-    return f"reproduction {e.reproduction.status.replace('_', ' ')}; {shown} of {needed} acceptance criteria shown"
 
 
 def _passing(run: CheckRun | None) -> str:

@@ -1,4 +1,4 @@
-"""The service's HTTP app: POST /webhook (bot.intake.webhook), /healthz, /tasks and /metrics.
+"""The service's HTTP app: POST /webhook (bot.intake.webhook), /healthz, /tasks, /metrics and the run viewer (/runs).
 
 `create_app` takes every adapter as a parameter: the store, and the background services whose
 life the app's lifespan owns (the worker pool), so tests and later subsystems swap them without patching.
@@ -6,8 +6,8 @@ life the app's lifespan owns (the worker pool), so tests and later subsystems sw
 
 from __future__ import annotations
 
-import hmac
 import re
+import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol, get_args
@@ -26,7 +26,10 @@ from bot.intake.writer import IntakeWriter
 from bot.queue.health import BACKLOG_SECONDS, delivery_backlog, queue_figures
 from bot.queue.models import Job, JobStatus
 from bot.queue.store import Store
+from bot.secrets import held_secrets
 from bot.settings import Settings
+from bot.viewer.links import admin_ok
+from bot.viewer.routes import run_routes
 
 _TASK_ID = re.compile(r"[0-9]{1,18}")
 """A task id as the path gives it: ASCII digits only, within the database's 64-bit integers."""
@@ -54,10 +57,13 @@ def create_app(
     bot_login: str,
     services: Sequence[BackgroundService] = (),
     max_body: int = MAX_BODY,
+    closing: threading.Event | None = None,
 ) -> Starlette:
     """The ASGI app. Without `services` it only takes deliveries in (no workers run in this process).
 
     `bot_login` is this App's bot user (`<slug>[bot]`, from GET /app): only its PRs are ai-fix PRs.
+    `closing`: set by the server when it begins to shut down, so long-lived responses (the run viewer's
+    event streams) end rather than hold up the drain.
     """
     admin = settings.admin_token.get_secret_value() if settings.admin_token else ""
     metrics = Metrics()
@@ -80,8 +86,7 @@ def create_app(
     def authorized(request: Request) -> Response | None:
         if not admin:
             return JSONResponse({"error": "disabled: set AIFIX_ADMIN_TOKEN to enable this endpoint"}, status_code=404)
-        given = request.headers.get("authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {admin}".encode()):
+        if not admin_ok(request.headers.get("authorization", ""), admin):
             return JSONResponse({"error": "send Authorization: Bearer $AIFIX_ADMIN_TOKEN"}, status_code=401)
         return None
 
@@ -143,6 +148,13 @@ def create_app(
             Route("/tasks", tasks, methods=["GET"]),
             Route("/tasks/{task_id}", task, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
+            *run_routes(
+                store,
+                admin_token=admin,
+                link_secret=settings.viewer_secret.get_secret_value() if settings.viewer_secret else "",
+                secrets=held_secrets(settings),
+                closing=closing,
+            ),
         ],
         middleware=[
             Middleware(

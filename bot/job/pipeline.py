@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -28,6 +29,7 @@ from bot.delivery.progress import render_progress
 from bot.delivery.render import render_pr_body
 from bot.delivery.replies import render_reply
 from bot.job.contract_stage import ContractStage
+from bot.job.paths import trace_file
 from bot.loop.report import Phase as LoopPhase
 from bot.loop.result import Handoff, Outcome, RunResult
 from bot.loop.session import Toolkit, run_session
@@ -98,9 +100,13 @@ def rounds_feedback(rounds: list[RoundRecord], snapshot: Snapshot) -> list[str]:
 class DeliveryPipeline:
     """The Pipeline the worker runs for `issue`, `retry` and `review` jobs."""
 
-    def __init__(self, kit: Toolkit, *, stage: ContractStage | None = None) -> None:
+    def __init__(
+        self, kit: Toolkit, *, stage: ContractStage | None = None, run_link: Callable[[int], str] | None = None
+    ) -> None:
         self.kit = kit
         self.stage = stage or ContractStage()
+        self.run_link = run_link
+        """Job id → the signed link to its page in the run viewer; None when links are off."""
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
         return Attempt(self, snapshot, ctx).run()
@@ -138,7 +144,8 @@ class Attempt:
         self.ws: Workspace | None = None
         self.saving_work = False
         self.rounds: list[RoundRecord] = []
-        self.progress = Progress(issue_number=self.issue, round_kind=snapshot.kind)
+        self.run_url = pipeline.run_link(ctx.job_id) if pipeline.run_link else ""
+        self.progress = Progress(issue_number=self.issue, round_kind=snapshot.kind, run_url=self.run_url)
 
     def secrets(self) -> list[str]:
         return [*self.ctx.secrets(), *self.extra_secrets]
@@ -167,6 +174,7 @@ class Attempt:
             self.progress.contract = decision.section
             if decision.contract is None or decision.status != "ready":
                 outcome = decision.outcome() or JobOutcome(status="failed", reason="no contract")
+                self.progress.run_url = ""  # the loop never ran: its page would be empty
                 self.finish_progress(
                     "needs_clarification" if decision.status == "needs_clarification" else "failed", outcome.reason
                 )
@@ -244,7 +252,7 @@ class Attempt:
                 self.kit,
                 repo=self.snapshot.repo,
                 secrets=self.secrets(),
-                trace_path=Path(self.state.job_dir).with_suffix(".trace.jsonl"),
+                trace_path=trace_file(self.state.job_dir),
                 reporter=JobReporter(self),
             )
         except JobInterrupted:
@@ -331,7 +339,9 @@ class Attempt:
 
     def publish(self, result: RunResult) -> None:
         self.progress.current = "pull_request"
-        body = render_pr_body(result, issue_number=self.issue, rounds=self.rounds, kind=self.snapshot.kind)
+        body = render_pr_body(
+            result, issue_number=self.issue, rounds=self.rounds, kind=self.snapshot.kind, run_url=self.run_url
+        )
         self.pr = self.out.upsert_pr(
             issue_number=self.issue,
             branch=result.branch,
@@ -348,7 +358,9 @@ class Attempt:
         self.out.set_outcome_label(self.pr, result.outcome)
         if result.head_sha:
             self.out.publish_check_run(
-                result.head_sha, render_check_run(result, pr_url=self.pr.html_url), details_url=self.pr.html_url
+                result.head_sha,
+                render_check_run(result, pr_url=self.pr.html_url, run_url=self.run_url),
+                details_url=self.run_url or self.pr.html_url,
             )
         for comment in self.snapshot.review_comments:
             if comment.id in self.state.replied:

@@ -7,7 +7,7 @@ import contextlib
 from bot.evidence.models import Evidence
 from bot.loop.exits import RunEnded
 from bot.loop.harness import Harness
-from bot.loop.records import EndRecord
+from bot.loop.records import Checkpoint, EndRecord
 from bot.loop.result import Cost, Handoff, RunResult
 from bot.loop.state import RunState
 from bot.markdown import first_line
@@ -19,8 +19,15 @@ def save_work(h: Harness, state: RunState) -> str:
     return h.workspace.save_work(f"ai-fix: work in progress at step {state.steps} (not verified)", gate=state.gate)
 
 
+def kept_since(h: Harness, before: str) -> Checkpoint | None:
+    """The commit the ending made, if it made one."""
+    head = h.workspace.head_sha
+    return Checkpoint.of(head, h.workspace.commit_diff(head)) if head != before else None
+
+
 def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
     ws, notes = h.workspace, []
+    before = ws.head_sha
     if end.outcome in ("accepted", "unverified"):
         suffix = "" if end.outcome == "accepted" else " (checks pass; not every criterion shown)"
         ws.checkpoint(f"ai-fix: {h.contract.title}{suffix}", gate=state.gate)
@@ -80,6 +87,12 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
             steps=result.steps,
             head_sha=result.head_sha,
             final=state.final,
+            checkpoint=kept_since(h, before),
+            diff=result.diff,
+            handoff=result.handoff,
+            summary=result.model_summary,
+            risks=result.risks,
+            cost=result.cost,
         )
     )
     h.reporter.say(f"outcome: {result.outcome} — {result.reason}")
@@ -89,7 +102,16 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
 def interrupted(h: Harness, state: RunState, exc: BaseException) -> None:
     """A crash or an interruption (Ctrl-C, /agent stop) still leaves the edits on the branch and the end in the trace."""
     with contextlib.suppress(Exception):
+        before = h.workspace.head_sha
         if state.environment_ok:
             save_work(h, state)
         reason = f"interrupted: {type(exc).__name__}: {exc}"
-        h.trace.append(EndRecord(outcome="failed", reason=reason, steps=state.steps, head_sha=h.workspace.head_sha))
+        h.trace.append(
+            EndRecord(
+                outcome="failed",
+                reason=reason,
+                steps=state.steps,
+                head_sha=h.workspace.head_sha,
+                checkpoint=kept_since(h, before),
+            )
+        )

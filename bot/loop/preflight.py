@@ -25,6 +25,7 @@ def prepare(h: Harness, state: RunState) -> None:
             model_reason=h.config.model_reason,
             branch=ws.branch,
             base_sha=ws.base_sha,
+            contract=contract,
         )
     )
     if contract.status == "needs_clarification":

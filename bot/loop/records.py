@@ -7,9 +7,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.checks.models import CheckRun
+from bot.contract.models import TaskContract
 from bot.evidence.models import CriterionMapping, Evidence
-from bot.loop.result import PlanStep
+from bot.loop.result import Cost, Handoff, PlanStep
 from bot.model.base import ModelResponse, Usage
+from bot.workspace.models import DiffStats
+
+MAX_CHECKPOINT_DIFF = 100_000
+"""Characters of a checkpoint's diff kept in the trace; the rest is counted, not written."""
 
 
 class _Input(BaseModel):
@@ -78,6 +83,19 @@ class Expectation(BaseModel):
     actual: str
 
 
+class Checkpoint(BaseModel):
+    """A commit the harness kept, and what it changed against the one before it."""
+
+    sha: str
+    diff: str = ""
+    dropped_chars: int = 0
+
+    @classmethod
+    def of(cls, sha: str, diff: str) -> Checkpoint:
+        cut = max(len(diff) - MAX_CHECKPOINT_DIFF, 0)
+        return cls(sha=sha, diff=diff[:MAX_CHECKPOINT_DIFF], dropped_chars=cut)
+
+
 class ActionRecord(BaseModel):
     tool: str
     input: dict[str, Any] = Field(default_factory=dict)
@@ -86,6 +104,8 @@ class ActionRecord(BaseModel):
     observation: Observation
     checks: CheckRun | None = None
     expectation: Expectation | None = None
+    checkpoint: Checkpoint | None = None
+    """The checkpoint this action's checks made (progress kept)."""
 
 
 class RequestMeta(BaseModel):
@@ -129,6 +149,7 @@ class StartRecord(BaseModel):
     model_reason: str
     branch: str
     base_sha: str
+    contract: TaskContract | None = None
 
 
 class BaselineRecord(BaseModel):
@@ -152,6 +173,14 @@ class EndRecord(BaseModel):
     steps: int
     head_sha: str
     final: CheckRun | None = None
+    checkpoint: Checkpoint | None = None
+    """The commit made at the end (the accepted change, or the work saved for a handoff)."""
+    diff: DiffStats | None = None
+    handoff: Handoff | None = None
+    summary: str = ""
+    """The model's own `finish` summary (untrusted)."""
+    risks: list[str] = Field(default_factory=list)
+    cost: Cost | None = None
 
 
 def _target(data: dict[str, Any]) -> str:

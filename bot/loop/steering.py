@@ -10,7 +10,7 @@ from bot.errors import PolicyViolation
 from bot.loop.exits import HandedOff
 from bot.loop.harness import Harness
 from bot.loop.policy import failure_line, judge
-from bot.loop.records import Expectation
+from bot.loop.records import ActionRecord, Checkpoint
 from bot.loop.state import RunState
 from bot.markdown import first_line
 from bot.workspace.gate import PatchGate
@@ -21,18 +21,18 @@ NO_PROGRESS = 3
 """The same tool call this many times in a row, or this many answers without a tool call, is a repeated failure."""
 
 
-def steer(h: Harness, state: RunState, run: CheckRun, expectation: Expectation | None) -> str:
-    """Apply the verdict on `run`; the note (if any) is appended to what the model reads."""
+def steer(h: Harness, state: RunState, run: CheckRun, action: ActionRecord) -> str:
+    """Apply the verdict on the checks `action` ran; the note (if any) is appended to what the model reads."""
     j = judge(
         run,
-        expectation,
+        action.expectation,
         good=state.good,
         failures=state.failures,
         max_retries=h.contract.budget.max_retries_same_failure,
         narrowed=state.narrowed,
     )
     if j.verdict == "keep":
-        return keep_progress(h, state, run)
+        return keep_progress(h, state, run, action)
     if not j.key:
         return ""
     return count_failure(h, state, j.key, failure_line(run), run)
@@ -55,12 +55,14 @@ def no_progress(h: Harness, state: RunState, what: str) -> str:
     return roll_back_and_narrow(h, state, f"no progress: {what}", what, state.latest, headline=f"no progress ({what})")
 
 
-def keep_progress(h: Harness, state: RunState, run: CheckRun) -> str:
+def keep_progress(h: Harness, state: RunState, run: CheckRun, action: ActionRecord) -> str:
     message = f"ai-fix step {state.steps}: " + "; ".join(state.attempt_edits or ["checks pass"])
     try:
         sha = h.workspace.checkpoint(message, gate=state.gate)
     except PolicyViolation as exc:
         return f"\nnot kept as a checkpoint: {exc}"
+    if sha:
+        action.checkpoint = Checkpoint.of(sha, h.workspace.commit_diff(sha))
     state.good.update({r.name: r.status for r in run.results})
     state.done += state.attempt_edits
     passing = ", ".join(r.name for r in run.results if r.status == "pass")

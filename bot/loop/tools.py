@@ -171,7 +171,7 @@ def do_run_checks(
         return Observation(ok=False, text=f"no such check: {', '.join(unknown)}; the contract's checks are: {names}")
     run = action.checks = run_checks(h, state, args.names, record)
     action.expectation = expectation_met(args.expect, run) if args.expect else None
-    note = steer(h, state, run, action.expectation)
+    note = steer(h, state, run, action)
     text = render_run(run)
     if e := action.expectation:
         text += f"\nexpected: {e.expect} — {'met' if e.met else 'NOT met'} ({e.actual})"
@@ -191,7 +191,7 @@ def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionReco
     failed = [r for r in run.results if r.status not in ("pass", "not_run")]
     if failed or violations or (not any(r.status == "pass" for r in run.results) and h.contract.checks):
         problems = [f"{r.name} {r.status}" for r in failed] + [v.reason for v in violations]
-        note = steer(h, state, run, None)
+        note = steer(h, state, run, action)
         text = "finish refused: " + "; ".join(problems or ["no check could run"]) + "\n" + render_run(run) + note
         return Observation(ok=False, text=h.redact(text))
     evidence = state.evidence = take_evidence(h, state, run, args.criteria)

@@ -377,10 +377,11 @@ class Store:
         jobs = self._jobs("WHERE id = ?", (job_id,), 1)
         return jobs[0] if jobs else None
 
-    def list_jobs(self, status: str | None = None, limit: int = 50) -> list[Job]:
-        if status:
-            return self._jobs("WHERE status = ?", (status,), limit)
-        return self._jobs("", (), limit)
+    def list_jobs(self, status: str | None = None, limit: int = 50, repo: str | None = None) -> list[Job]:
+        """The newest jobs first, of one status and one repository ("owner/name") when given."""
+        filters = [(column, value) for column, value in (("status", status), ("repo", repo)) if value]
+        where = " AND ".join(f"{column} = ?" for column, _ in filters)
+        return self._jobs(f"WHERE {where}" if where else "", [value for _, value in filters], limit)
 
     def job_counts(self) -> dict[tuple[str, str], int]:
         """Jobs by (kind, status)."""

@@ -194,6 +194,11 @@ class Workspace:
             done = self.git("diff", *options, against or self.base_sha, env=env)
         return done.stdout.decode("utf-8", "replace")
 
+    def commit_diff(self, sha: str) -> str:
+        """What one checkpoint changed against its parent, as a unified diff."""
+        done = self.git("show", "--format=", "--no-renames", "--no-ext-diff", "--no-textconv", sha)
+        return done.stdout.decode("utf-8", "replace")
+
     def stats(self, against: str | None = None) -> DiffStats:
         """Files and line counts of the change against the base commit (or `against`), untracked files included."""
         with self.scratch_index() as env:
@@ -280,19 +285,10 @@ class Workspace:
                 "pass remote_url= to push it somewhere else"
             )
         check_remote_url(url)
-        self.git(
-            "push",
-            "-q",
-            "--no-verify",
-            "--",
-            url,
-            f"refs/heads/{self.attempts_branch}:refs/heads/{self.attempts_branch}"
-            if attempts
-            else f"HEAD:refs/heads/{self.branch}",
-            env=auth_env(token, url) if token else None,
-            secrets=[token] if token else [],
-            timeout=NETWORK_TIMEOUT,
-        )
+        ref = f"refs/heads/{self.attempts_branch}:refs/heads/{self.attempts_branch}" if attempts else None
+        env, secrets = (auth_env(token, url), [token]) if token else (None, [])
+        refspec = ref or f"HEAD:refs/heads/{self.branch}"
+        self.git("push", "-q", "--no-verify", "--", url, refspec, env=env, secrets=secrets, timeout=NETWORK_TIMEOUT)
 
     def remove(self) -> None:
         """Delete the job directory; in local mode the worktree is unregistered and the branch kept in the user's repo."""

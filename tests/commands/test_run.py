@@ -49,6 +49,7 @@ def test_run_with_a_task_exits_0_and_writes_the_three_files(
     assert {p.name for p in (env / "out").iterdir()} == {"pr.md", "trace.jsonl", "evidence.json"}
     assert json.loads((env / "out" / "evidence.json").read_text())["accepted"] is True
     assert "ai-fix/local-add-subtracts-instead-of-adding" in printed and "done: accepted after 4 steps" in printed
+    assert f"follow the run in a browser: ai-fix view {env / 'out' / 'trace.jsonl'}" in printed
     assert "sk-ant-cli-test-key" not in "".join(fake.bodies)
 
 

@@ -1,13 +1,23 @@
 """`ai-fix serve` refuses to start on a missing or malformed setting, with one line naming it."""
 
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bot.commands.main import main
+from bot.queue.models import Trigger
+from bot.queue.store import Store
+from tests.support.fake_github import FakeGitHub
+from tests.support.server import serve
+from tests.support.service import wait_until
+from tests.support.world import free_port
 
 AI_FIX = str(Path(sys.executable).parent / "ai-fix")
 KEY = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
@@ -85,3 +95,63 @@ def test_the_installed_command_exits_2(tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr.strip().startswith("ai-fix serve: AIFIX_APP_ID is not set")
+
+
+def test_sigterm_ends_open_run_viewer_streams_instead_of_waiting_for_them(tmp_path):
+    """uvicorn waits up to 30 s for open responses before the workers drain; a viewer's page must not hold that up."""
+    fake = FakeGitHub()
+    with serve(fake.asgi()) as github_url:  # serve reads its bot user (GET /app) at start
+        _sigterm_with_an_open_stream(tmp_path, fake, github_url)
+    assert fake.violations == []
+
+
+def _sigterm_with_an_open_stream(tmp_path: Path, fake: FakeGitHub, github_url: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}
+    env.update(
+        AIFIX_APP_ID=str(fake.app_id),
+        AIFIX_PRIVATE_KEY=fake.private_key_pem,
+        AIFIX_WEBHOOK_SECRET="webhook-secret-0123456789",
+        AIFIX_ADMIN_TOKEN="admin-token-0123456789",
+        AIFIX_DATABASE_URL=f"sqlite:///{tmp_path / 'ai-fix.db'}",
+        AIFIX_GITHUB_API_URL=github_url + "/",
+        AIFIX_WORKERS="0",
+        AIFIX_ANTHROPIC_API_KEY="sk-ant-unused-0123456789",  # serve opens the default models at start
+    )
+    port = free_port()
+    server = subprocess.Popen(
+        [AI_FIX, "serve", "--port", str(port)], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _answers(f"{url}/healthz"), timeout=60)  # start-up takes 15 - 30 s on a loaded machine
+        store = Store.from_url(env["AIFIX_DATABASE_URL"])
+        trigger = Trigger(kind="issue", repo="o/r", number=1, installation_id=1, sender="someone")
+        with store.transaction() as conn:
+            job_id = store.insert_job(conn, trigger, time.time())
+        store.close()
+        opened, closed = threading.Event(), threading.Event()
+
+        def watch() -> None:
+            headers = {"Authorization": "Bearer admin-token-0123456789"}
+            with httpx.stream("GET", f"{url}/runs/{job_id}/events", headers=headers, timeout=60) as response:
+                opened.set()
+                for _ in response.iter_lines():
+                    pass
+            closed.set()
+
+        threading.Thread(target=watch, daemon=True).start()
+        assert opened.wait(10)
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=15) == 0, server.stderr.read().decode() if server.stderr else ""
+        assert closed.wait(5), "the stream was ended by the server"
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False

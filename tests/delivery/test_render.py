@@ -166,3 +166,18 @@ def test_review_replies_say_what_changed_where() -> None:
     )
     nothing = render_reply(elsewhere, handed_off(), round_diff=DiffStats())
     assert nothing.startswith("No change made for this comment: 🤝 **Handed off**")
+
+
+def test_the_run_viewer_link_is_in_the_body_the_check_run_and_the_progress_comment_when_given() -> None:
+    url = "https://ai-fix.example.com/runs/7?exp=2000000000&sig=" + "ab" * 32
+    body = render_pr_body(accepted(), issue_number=7, run_url=url)
+    summary_end, cost = body.index("## Task contract"), body.index("## Cost")
+    assert body.index(f"[Open the run]({url})") < summary_end < cost, "right under the summary"
+    assert url in render_check_run(accepted(), pr_url="https://github.com/o/r/pull/2", run_url=url).summary
+    assert f"[Open the run]({url})" in render_progress(Progress(issue_number=7, run_url=url))
+    for text in (
+        render_pr_body(accepted(), issue_number=7),
+        render_check_run(accepted()).summary,
+        render_progress(Progress(issue_number=7)),
+    ):
+        assert "Open the run" not in text, "no link when links are off"

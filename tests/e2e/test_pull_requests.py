@@ -17,7 +17,7 @@ from bot.model.base import ModelRequest
 from bot.model.scripted import Turn, call, turn
 from tests.support.markdown import render
 from tests.support.runs import CHECK, SAMPLE_CRITERIA
-from tests.support.webhooks import REPO, labeled, pr_comment, review_submitted
+from tests.support.webhooks import REPO, pr_comment, review_submitted
 from tests.support.world import FIX_SCRIPT, SENDER, World, start_world
 
 ISSUE_TWO = (
@@ -35,15 +35,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 @pytest.fixture(autouse=True)
 def nothing_leaks(world: World) -> Iterator[None]:
     yield
-    assert world.github.violations == [], "requests that break GitHub's schema or auth rules"
-    assert world.leaks() == [], "a canary secret reached the fake GitHub or the fake model"
-
-
-def issue_payload(world: World, number: int, title: str, body: str) -> dict:
-    world.github.add_issue(REPO, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
-    payload = labeled(number, sender=SENDER)
-    payload["issue"].update(title=title, body=body)
-    return payload
+    world.assert_clean()
 
 
 def sees(text: str, reply: Turn) -> object:
@@ -60,7 +52,7 @@ def sees(text: str, reply: Turn) -> object:
 def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
     title, _, body = sample()[1].partition("\n")
     world.script(FIX_SCRIPT)
-    payload = issue_payload(world, 1, title.removeprefix("# ").strip(), body.strip())
+    payload = world.labelled(1, title.removeprefix("# ").strip(), body.strip())
     first = world.send("issues", payload, delivery="delivery-label-1")
     world.send("issues", payload, delivery="delivery-label-1")  # GitHub's redelivery: same id
     task = world.wait(first.json()["job_id"])
@@ -223,7 +215,7 @@ def test_a_task_that_cannot_be_solved_hands_off_a_draft_with_the_work_pushed(wor
             ],
         ]
     )
-    task = world.run("issues", issue_payload(world, number, *ISSUE_TWO))
+    task = world.run("issues", world.labelled(number, *ISSUE_TWO))
     assert task["status"] == "handed_off", task
     [pr] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == number]
     assert pr["draft"] is True and world.github.labels[(REPO, pr["number"])] == [HANDOFF_LABEL]
@@ -242,7 +234,7 @@ def test_relabelling_after_the_pr_was_closed_opens_a_new_pr_on_a_new_branch(worl
     title, _, body = sample()[1].partition("\n")
     issue = (title.removeprefix("# ").strip(), body.strip())
     world.script(FIX_SCRIPT)
-    task = world.run("issues", issue_payload(world, number, *issue))
+    task = world.run("issues", world.labelled(number, *issue))
     assert task["status"] == "done", task
     [first] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == number]
     old_branch = first["head"]["ref"]
@@ -250,7 +242,7 @@ def test_relabelling_after_the_pr_was_closed_opens_a_new_pr_on_a_new_branch(worl
     first["state"] = "closed"  # the maintainer closed it without merging
 
     world.script(FIX_SCRIPT)
-    task = world.run("issues", issue_payload(world, number, *issue))  # labelled again
+    task = world.run("issues", world.labelled(number, *issue))  # labelled again
     assert task["status"] == "done", task
     mine = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == number]
     assert [p["state"] for p in mine] == ["closed", "open"]

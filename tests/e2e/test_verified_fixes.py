@@ -13,8 +13,8 @@ from bot.delivery.github_out import UNVERIFIED_LABEL
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.model.scripted import call, turn
 from tests.support.runs import CHECK, FIX, PLAN
-from tests.support.webhooks import REPO, labeled
-from tests.support.world import SECRETS, SENDER, World, start_world
+from tests.support.webhooks import REPO
+from tests.support.world import SECRETS, World, start_world
 
 TWO_CRITERIA = (
     "add() subtracts instead of adding",
@@ -31,15 +31,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 @pytest.fixture(autouse=True)
 def nothing_leaks(world: World) -> Iterator[None]:
     yield
-    assert world.github.violations == [], "requests that break GitHub's schema or auth rules"
-    assert world.leaks() == [], "a canary secret reached the fake GitHub or the fake model"
-
-
-def labelled(world: World, number: int, title: str, body: str) -> dict:
-    world.github.add_issue(REPO, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
-    payload = labeled(number, sender=SENDER)
-    payload["issue"].update(title=title, body=body)
-    return payload
+    world.assert_clean()
 
 
 def comment_of(world: World, number: int) -> str:
@@ -51,7 +43,7 @@ def comment_of(world: World, number: int) -> str:
 def test_an_unverified_run_gives_a_draft_pr_with_the_label_and_a_neutral_check_run(world: World) -> None:
     finish = call("finish", summary="Fixed add().", risks=[])  # two criteria, and no test named for either
     world.script([turn("Plan.", PLAN), turn("Fix.", FIX, CHECK), turn("Done.", finish), turn("Done, really.", finish)])
-    task = world.run("issues", labelled(world, 41, *TWO_CRITERIA))
+    task = world.run("issues", world.labelled(41, *TWO_CRITERIA))
     assert task["status"] == "unverified", task
     [pr] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 41]
     assert pr["draft"] is True and world.github.labels[(REPO, pr["number"])] == [UNVERIFIED_LABEL]
@@ -94,7 +86,7 @@ def test_an_accepted_fix_with_its_own_reproducing_test_names_it_in_the_evidence(
             turn("Done.", call("finish", summary="Fixed add() and tested negative numbers.", criteria=criteria)),
         ]
     )
-    task = world.run("issues", labelled(world, 42, *TWO_CRITERIA))
+    task = world.run("issues", world.labelled(42, *TWO_CRITERIA))
     assert task["status"] == "done", task
     [pr] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 42]
     assert pr["draft"] is False and world.github.labels.get((REPO, pr["number"]), []) == []
@@ -125,7 +117,7 @@ def test_a_rolled_back_run_hands_off_in_the_issue_comment_with_the_attempts_on_a
             turn("Stuck.", call("ask_human", question="Is add() meant to multiply?", reason="both guesses fail")),
         ]
     )
-    task = world.run("issues", labelled(world, 43, *TWO_CRITERIA))
+    task = world.run("issues", world.labelled(43, *TWO_CRITERIA))
     assert task["status"] == "handed_off", task
     assert [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 43] == [], "nothing to push"
     comment = comment_of(world, 43)

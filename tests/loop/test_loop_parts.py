@@ -21,7 +21,7 @@ from bot.loop.editor import edit
 from bot.loop.harness import Harness, LoopConfig
 from bot.loop.loop import Loop
 from bot.loop.policy import expectation_met, signature
-from bot.loop.records import EditInput
+from bot.loop.records import MAX_CHECKPOINT_DIFF, Checkpoint, EditInput
 from bot.loop.report import Reporter, Silent
 from bot.loop.search import search_code
 from bot.loop.trace import Trace
@@ -253,3 +253,10 @@ def test_model_given_on_the_command_line_wins_and_says_so() -> None:
     chosen = choose_model(contract, settings.model, settings.small_model, override="claude-sonnet-4-5-20250929")
     assert (chosen.name, chosen.small) == ("claude-sonnet-4-5-20250929", "claude-haiku-4-5")
     assert chosen.reason == "given on the command line: claude-sonnet-4-5-20250929"
+
+
+def test_a_checkpoints_diff_is_kept_up_to_a_limit_and_the_rest_counted() -> None:
+    small = Checkpoint.of("abc", "+x\n")
+    assert (small.diff, small.dropped_chars) == ("+x\n", 0)
+    big = Checkpoint.of("abc", "y" * (MAX_CHECKPOINT_DIFF + 5))
+    assert len(big.diff) == MAX_CHECKPOINT_DIFF and big.dropped_chars == 5

@@ -72,7 +72,16 @@ def test_happy_path_fixes_the_bug_and_writes_the_outputs(tmp_path: Path) -> None
     steps = [r for r in run.trace() if r["kind"] == "step"]
     assert [s["step"] for s in steps] == [1, 2, 3, 4]
     assert all(set(s["context_tokens"]) == {"stable", "volatile", "history"} for s in steps)
-    assert run.trace()[-1]["kind"] == "end"
+    # What the run viewer shows comes from the trace: the contract, each checkpoint's diff, the handoff and cost.
+    start, end = run.trace()[0], run.trace()[-1]
+    assert start["contract"]["goal"] == result.contract.goal and start["contract"]["checks"][0]["name"] == "tests"
+    [kept] = [a["checkpoint"] for a in run.actions() if a.get("checkpoint")]
+    assert "-    return a - b\n+    return a + b" in kept["diff"] and kept["sha"] in git(
+        run.repo, "log", "--format=%H", result.branch
+    )
+    assert end["kind"] == "end" and end["checkpoint"] is None, "the checkpoint already held the whole change"
+    assert end["cost"]["usd"] == result.cost.usd and end["diff"]["files"][0]["path"] == "calc.py"
+    assert end["summary"] == result.model_summary and end["handoff"]["done"] == result.handoff.done
     for line in ("phase: baseline checks", "baseline: tests fail", "checks: tests pass", "outcome: accepted"):
         assert line in run.log
 
@@ -191,6 +200,8 @@ def test_budget_exhausted_hands_off_with_the_work_on_the_branch(tmp_path: Path) 
     assert result.steps == 3 and len(run.fake.bodies) == 3
     assert "Return a plus b" in git(run.repo, "show", f"{result.branch}:calc.py")
     assert "work in progress" in git(run.repo, "log", "-1", "--format=%s", result.branch)
+    end = run.trace()[-1]
+    assert end["checkpoint"]["sha"] == result.head_sha and '+    """Return a plus b."""' in end["checkpoint"]["diff"]
     assert result.final is not None and result.final.results[0].status == "fail"
     assert result.handoff.question and "tests is fail" in result.handoff.not_done[0]
 

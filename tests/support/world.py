@@ -31,7 +31,7 @@ from tests.support.fake_pulls import PullsGitHub
 from tests.support.model import FakeMessagesAPI, FakeModelAPI, serve_fake_api
 from tests.support.runs import CHECK, FIX, PLAN, SAMPLE_CRITERIA
 from tests.support.server import serve
-from tests.support.webhooks import INSTALLATION, REPO, deliver
+from tests.support.webhooks import INSTALLATION, REPO, deliver, labeled
 
 CANARY = "canary-Zq8Lm2Vx7Rt4"
 SECRETS = {
@@ -39,6 +39,7 @@ SECRETS = {
     "AIFIX_ADMIN_TOKEN": f"admin-{CANARY}-token",
     "AIFIX_ANTHROPIC_API_KEY": f"sk-ant-{CANARY}-apikey",
     "AIFIX_OPENAI_API_KEY": f"sk-{CANARY}-openai-key",
+    "AIFIX_VIEWER_SECRET": f"viewer-{CANARY}-signing-key",
 }
 MODEL = "claude-haiku-4-5"
 SENDER = "Codertocat"
@@ -134,6 +135,18 @@ class World:
     def pull(self, number: int) -> dict[str, Any]:
         return self.github.pulls[(REPO, number)]
 
+    def labelled(self, number: int, title: str, body: str) -> dict[str, Any]:
+        """An issue by SENDER labelled `ai-fix` on the fake GitHub, and the `issues.labeled` delivery for it."""
+        self.github.add_issue(REPO, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
+        payload = labeled(number, sender=SENDER)
+        payload["issue"].update(title=title, body=body)
+        return payload
+
+    def assert_clean(self) -> None:
+        """Nothing sent broke GitHub's schema or auth rules, and no canary secret went out."""
+        assert self.github.violations == [], "requests that break GitHub's schema or auth rules"
+        assert self.leaks() == [], "a canary secret reached the fake GitHub or the fake model"
+
     def leaks(self) -> list[str]:
         return leaks(self.github, self.model_api, self.chat_api)
 
@@ -144,8 +157,8 @@ def sent(github: PullsGitHub, *model_apis: FakeModelAPI) -> list[str]:
     return out + [json.dumps(c) for c in github.graphql_calls] + [b for api in model_apis for b in api.bodies]
 
 
-def leaks(github: PullsGitHub, *model_apis: FakeModelAPI) -> list[str]:
-    """Secrets (whole, 8-character pieces, base64, URL-encoded) found in anything sent out (headers aside)."""
+def secrets_in(texts: list[str], github: PullsGitHub) -> list[str]:
+    """Secrets (whole, 8-character pieces, base64, URL-encoded) found in `texts`."""
     key_lines = [line for line in github.private_key_pem.splitlines() if "PRIVATE KEY" not in line]
     values = [*SECRETS.values(), *key_lines, *github.tokens]  # tokens: every installation token minted
     forms = {CANARY}
@@ -153,7 +166,12 @@ def leaks(github: PullsGitHub, *model_apis: FakeModelAPI) -> list[str]:
         forms.update({v, base64.b64encode(v.encode()).decode().rstrip("="), urllib.parse.quote(v, safe="")})
         forms.update(v[i : i + 8] for i in range(0, len(v) - 8, 4))
     forms = {f for f in forms if len(f) >= 8 and f != "sk-ant-c"}
-    return sorted({f for text in sent(github, *model_apis) for f in forms if f in text})
+    return sorted({f for text in texts for f in forms if f in text})
+
+
+def leaks(github: PullsGitHub, *model_apis: FakeModelAPI) -> list[str]:
+    """Secrets found in anything sent out (headers aside)."""
+    return secrets_in(sent(github, *model_apis), github)
 
 
 def make_remote(root: Path, model: str = MODEL) -> Path:
@@ -195,8 +213,9 @@ def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str
     }
 
 
-def start_world(root: Path, stack: ExitStack, *, model: str = MODEL) -> World:
-    """`model`: the model the sample repository's `.github/ai-fix.yml` names (both `name` and `small`)."""
+def start_world(root: Path, stack: ExitStack, *, model: str = MODEL, public: bool = False) -> World:
+    """`model`: the model the sample repository's `.github/ai-fix.yml` names (both `name` and `small`);
+    `public`: the service knows its own address (AIFIX_PUBLIC_URL), so it posts signed run-viewer links."""
     bare = make_remote(root, model)
     github = make_github(bare, app_id=4343)
     github_url = stack.enter_context(serve(github.asgi()))
@@ -209,6 +228,7 @@ def start_world(root: Path, stack: ExitStack, *, model: str = MODEL) -> World:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
         **service_env(root, github, github_url + "/", model_url, chat_url),
+        **({"AIFIX_PUBLIC_URL": f"http://127.0.0.1:{port}"} if public else {}),
     }
     command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:
