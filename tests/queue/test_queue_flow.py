@@ -214,7 +214,8 @@ class Poison:
 def test_a_poison_job_fails_after_three_attempts_and_never_blocks_the_queue(start_service, fake_github, caplog):
     fake_github.add_issue(REPO, 2)
     pipeline = Poison()
-    svc = start_service(pipeline=pipeline)
+    # Two may run in the repository: with one, the healthy job would wait for the poison job's attempts.
+    svc = start_service(pipeline=pipeline, max_running_per_repo=2)
     poison = deliver(svc.client, "issues", labeled(1)).json()["job_id"]
     healthy = deliver(svc.client, "issues", labeled(2)).json()["job_id"]
     assert settled(svc.store, healthy).status == "done"

@@ -31,7 +31,8 @@ def free_port() -> int:
 class PostgresServer:
     """One cluster; `new_database()` makes an empty database on it and returns its URL."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        """`durable`: fsync as a production server would (benchmarks); tests run without it."""
         found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
         if not found:
             pytest.fail("PostgreSQL is not installed: run ./scripts/setup.sh (it installs Debian's postgresql)")
@@ -45,10 +46,9 @@ class PostgresServer:
         self.port = free_port()
         self._counter = itertools.count(1)
         self._run("initdb", "-D", str(self.data), "-U", "aifix", "--auth=trust", "-E", "UTF8", "--no-sync")
-        options = (
-            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c full_page_writes=off "
-            "-c max_connections=300 -c shared_buffers=32MB"
-        )
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c max_connections=300"
+        if not durable:
+            options += " -c fsync=off -c full_page_writes=off -c shared_buffers=32MB"
         self._run(
             "pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-o", options, "-w", "-t", "60", "start"
         )
