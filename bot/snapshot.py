@@ -56,3 +56,5 @@ class Snapshot(BaseModel):
     review_comments: list[ReviewComment] = Field(default_factory=list)
     review_id: int | None = None
     taken_at: str = ""
+    plan_requested: bool = False
+    """A writer asked for a plan first (`/agent plan`): the job waits for approval whatever the config says."""

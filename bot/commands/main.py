@@ -48,6 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", default=None, help="model id, or replay:TRACE to replay a recorded trace")
     run.add_argument("--sandbox", default=None, choices=["auto", "podman", "docker", "bwrap", "none"])
     run.add_argument("--out", default=None, help="folder for pr.md, trace.jsonl and evidence.json")
+    planning = run.add_mutually_exclusive_group()
+    planning.add_argument(
+        "--plan-only", action="store_true", help="print two approaches and their estimates, keep the plan, and stop"
+    )
+    planning.add_argument(
+        "--approach", type=int, choices=[1, 2], help="run approach N of the plan --plan-only kept for this task"
+    )
 
     sub.add_parser("demo", help="a replayed session on a sample repository: no account or API key needed")
 

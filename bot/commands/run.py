@@ -8,21 +8,25 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from bot.commands.plans import PlanFile, describe_plan, load_approach, plan_path, save_plan
 from bot.commands.toolkit import model_opener, model_override, toolkit
+from bot.contract.approach import ApprovedApproach
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles, read_issue_file
 from bot.contract.models import TaskContract
 from bot.delivery.render import render_pr_body
 from bot.errors import ConfigError
+from bot.loop.planning import PlanResult
 from bot.loop.preflight import clarification_reason
 from bot.loop.records import EndRecord
 from bot.loop.report import PHASE_WORDS, Phase
 from bot.loop.result import RunResult
-from bot.loop.session import ModelOpener, run_session
+from bot.loop.session import ModelOpener, plan_session, run_session
 from bot.loop.trace import Trace
 from bot.model.routing import choose_model
 from bot.redact import redact
@@ -73,6 +77,42 @@ class LineReporter:
         self.say(f"phase: {PHASE_WORDS[phase]}")
 
 
+class Local:
+    """What a local run or plan starts from: the contract read at the repository's commit, printed; its secrets."""
+
+    def __init__(self, markdown: str, repo: Path, out: Path, *, settings: Settings, say: Callable[[str], None]) -> None:
+        self.repo, self.out, self.settings, self.say = repo, out, settings, say
+        self.files = LocalRepoFiles(repo)
+        self.contract = build_contract(snapshot_from_markdown(markdown, str(repo)), self.files)
+        for line in describe_contract(self.contract):
+            say(line)
+        out.mkdir(parents=True, exist_ok=True)
+        self.secrets = held_secrets(settings, repo=repo)
+
+    @contextmanager
+    def workspace(self, branch: str, *, keep_branch: bool = True) -> Iterator[Workspace]:
+        """A worktree on `branch` in a directory of its own: runs at once never collide, and one killed midway leaves
+        nothing in the way of the next. It is removed afterwards; the branch stays in the repository if `keep_branch`."""
+        jobs = self.settings.work_dir / "local"
+        jobs.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="run-", dir=jobs, ignore_cleanup_errors=True) as job_dir:
+            workspace = Workspace.local(self.repo, Path(job_dir) / "job", branch=branch, ref=self.files.commit)
+            self.say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
+            try:
+                yield workspace
+            finally:
+                workspace.remove(keep_branch=keep_branch)
+
+
+def printer(stream: TextIO | None, label: str) -> Callable[[str], None]:
+    tag = f" {label}" if label else ""
+
+    def say(line: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}{tag}] {line}", file=stream or sys.stdout, flush=True)
+
+    return say
+
+
 def execute(
     markdown: str,
     repo: Path,
@@ -85,22 +125,16 @@ def execute(
     stream: TextIO | None = None,
     label: str = "",
     viewable: bool = True,
+    approach: ApprovedApproach | None = None,
 ) -> RunResult:
     """Contract, workspace, sandbox, loop, outputs; shared by `ai-fix run` and `ai-fix demo` (label "replay").
 
     `viewable`: say how to open the run in the viewer (not for the demo, whose trace is removed after it).
+    `approach`: the approach of a plan to follow (`--approach N`).
     """
-    tag = f" {label}" if label else ""
-
-    def say(line: str) -> None:
-        print(f"[{time.strftime('%H:%M:%S')}{tag}] {line}", file=stream or sys.stdout, flush=True)
-
-    files = LocalRepoFiles(repo)
-    contract = build_contract(snapshot_from_markdown(markdown, str(repo)), files)
-    for line in describe_contract(contract):
-        say(line)
-    out.mkdir(parents=True, exist_ok=True)
-    secrets = held_secrets(settings, repo=repo)
+    say = printer(stream, label)
+    local = Local(markdown, repo, out, settings=settings, say=say)
+    contract, secrets = local.contract, local.secrets
     if contract.status == "needs_clarification":
         # No branch, sandbox or model turn for a task that cannot start; the contract says what is missing.
         reason = clarification_reason(contract.missing)
@@ -111,32 +145,24 @@ def execute(
         write_outputs(result, out, secrets)
         say(f"done: {result.outcome}: {result.reason}")
         return result
+    if approach is not None:
+        contract = contract.model_copy(update={"approach": approach})
+        say(f"approach: {approach.number}: {approach.approach.title}")
     # Opened before any branch is made: a missing key or a bad model spec stops the run here.
     opened = model(choose_model(contract, settings.model, settings.small_model, override=model_name))
-    # A directory of its own per run: runs at once never collide, and one killed midway leaves
-    # nothing in the way of the next. It is removed afterwards; the branch stays in the repository.
-    jobs = settings.work_dir / "local"
-    jobs.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="run-", dir=jobs, ignore_cleanup_errors=True) as job_dir:
-        workspace = Workspace.local(
-            repo, Path(job_dir) / "job", branch=branch_name(None, contract.title), ref=files.commit
-        )
-        say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
+    with local.workspace(branch_name(None, contract.title)) as workspace:
         if viewable:
             say(f"follow the run in a browser: ai-fix view {out / 'trace.jsonl'}")
-        try:
-            result = run_session(
-                contract,
-                workspace,
-                toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind),
-                repo=str(repo),
-                secrets=secrets,
-                trace_path=out / "trace.jsonl",
-                reporter=LineReporter(say),
-                model_override=model_name,
-            )
-        finally:
-            workspace.remove()
+        result = run_session(
+            contract,
+            workspace,
+            toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind),
+            repo=str(repo),
+            secrets=secrets,
+            trace_path=out / "trace.jsonl",
+            reporter=LineReporter(say),
+            model_override=model_name,
+        )
     write_outputs(result, out, secrets)
     cost = "unknown" if result.cost.usd is None else f"${result.cost.usd:.4f}"
     say(
@@ -146,18 +172,72 @@ def execute(
     return result
 
 
+def plan_only(
+    markdown: str,
+    repo: Path,
+    out: Path,
+    *,
+    settings: Settings,
+    model: ModelOpener,
+    model_name: str | None,
+    sandbox_kind: str,
+    stream: TextIO | None = None,
+) -> PlanResult:
+    """`--plan-only`: the planning phase on a worktree (its branch deleted after), the plan printed and kept."""
+    say = printer(stream, "")
+    local = Local(markdown, repo, out, settings=settings, say=say)
+    contract = local.contract
+    if contract.status == "needs_clarification":
+        reason = clarification_reason(contract.missing)
+        say(f"done: needs_clarification: {reason}")
+        return PlanResult(outcome="needs_clarification", reason=reason)
+    opened = model(choose_model(contract, settings.model, settings.small_model, override=model_name))
+    with local.workspace(branch_name(None, contract.title) + "-plan", keep_branch=False) as workspace:
+        result = plan_session(
+            contract,
+            workspace,
+            toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind),
+            repo=str(repo),
+            secrets=local.secrets,
+            trace_path=out / "trace.jsonl",
+            reporter=LineReporter(say),
+            model_override=model_name,
+        )
+    for line in describe_plan(result):
+        say(line)
+    if result.proposal is not None:
+        plan = PlanFile(
+            repo=str(repo),
+            commit=local.files.commit,
+            title=contract.title,
+            proposal=result.proposal,
+            estimates=result.estimates,
+            cost=result.cost,
+        )
+        path = plan_path(settings.work_dir, repo, local.files.commit, markdown)
+        save_plan(path, plan)
+        (out / "plan.json").write_text(redact(plan.model_dump_json(indent=1), local.secrets) + "\n")
+        say(f"plan kept in {path} (and {out / 'plan.json'}); run approach N with the same command and --approach N")
+    return result
+
+
 def run_main(args: argparse.Namespace) -> int:
     settings = load_settings()
     repo = Path(args.repo).resolve()
     markdown = task_markdown(args)
     out = Path(args.out) if args.out else settings.work_dir / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    model, model_name, sandbox = model_opener(args.model, settings), model_override(args.model), args.sandbox
+    kind = sandbox or settings.sandbox
+    if args.plan_only:
+        planned = plan_only(
+            markdown, repo, out, settings=settings, model=model, model_name=model_name, sandbox_kind=kind
+        )
+        return 0 if planned.proposal is not None else 1
+    approach = None
+    if args.approach is not None:
+        kept = plan_path(settings.work_dir, repo, LocalRepoFiles(repo).commit, markdown)
+        approach = load_approach(kept, args.approach)
     result = execute(
-        markdown,
-        repo,
-        out,
-        settings=settings,
-        model=model_opener(args.model, settings),
-        model_name=model_override(args.model),
-        sandbox_kind=args.sandbox or settings.sandbox,
+        markdown, repo, out, settings=settings, model=model, model_name=model_name, sandbox_kind=kind, approach=approach
     )
     return 0 if result.accepted else 1

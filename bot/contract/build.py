@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from bot.contract.approach import PLAN_LABEL, Approval
 from bot.contract.config import CONFIG_PATH, RepoConfig, parse_config
 from bot.contract.detect import detect_checks
 from bot.contract.evidence import find_evidence
@@ -67,6 +68,18 @@ def snapshot_from_markdown(text: str, repo: str) -> Snapshot:
         sender="local",
         sender_permission="admin",
     )
+
+
+def approval(config: RepoConfig | None, snapshot: Snapshot, source: str) -> Approval:
+    """`.github/ai-fix.yml`'s `approval:`, turned on for this issue by the `ai-fix:plan` label or `/agent plan`."""
+    days = config.approval_timeout_days if config else Approval().timeout_days
+    if snapshot.plan_requested:
+        return Approval(mode="plan", timeout_days=days, source=f"/agent plan by @{snapshot.sender}")
+    if any(label.casefold() == PLAN_LABEL for label in snapshot.labels):
+        return Approval(mode="plan", timeout_days=days, source=f"the {PLAN_LABEL} label")
+    if config is not None and "approval" in config.model_fields_set:
+        return Approval(mode=config.approval, timeout_days=days, source=f"{CONFIG_PATH} ({source})")
+    return Approval(timeout_days=days)
 
 
 def _is_own(comment: Comment) -> bool:
@@ -272,4 +285,5 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
             ignored=b.ignored,
         ),
         conventions=conventions,
+        approval=approval(config, snapshot, files.source),
     )

@@ -8,7 +8,7 @@ Keys that are absent take the documented defaults of the contract models.
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -88,6 +88,10 @@ class RepoConfig(_Strict):
     budget: BudgetEntry = Field(default_factory=BudgetEntry)
     sandbox: SandboxEntry = Field(default_factory=SandboxEntry)
     model: ModelEntry = Field(default_factory=ModelEntry)
+    approval: Literal["none", "plan"] = "none"
+    """`plan`: every issue job first proposes two approaches and waits for a maintainer's `/agent approve`."""
+    approval_timeout_days: float = Field(default=7.0, gt=0, le=365)
+    """How long a plan waits for an answer before the job is cancelled (fractions allowed)."""
 
     @field_validator("checks")
     @classmethod

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from bot.contract.approach import Approval, ApprovedApproach
+
 ALWAYS_DENIED: tuple[str, ...] = (".git/**", ".github/workflows/**", ".github/ai-fix.yml")
 """Paths no job may change, whatever the config or the issue says."""
 
@@ -114,6 +116,10 @@ class TaskContract(BaseModel):
     """Reviewer feedback for this round (from `/agent retry` lines or review comments)."""
     provenance: Provenance = Field(default_factory=Provenance)
     conventions: Conventions = Field(default_factory=Conventions)
+    approval: Approval = Field(default_factory=Approval)
+    """Whether a maintainer approves a plan before the run changes code."""
+    approach: ApprovedApproach | None = None
+    """The approach a maintainer approved; the run follows it (it joins the model's stable context)."""
 
     def check(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)

@@ -66,6 +66,12 @@ def render_contract_comment(contract: TaskContract) -> str:
         f"**Budget**: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, at most "
         f"{b.max_files_changed} files and {b.max_lines_changed} lines changed.",
     ]
+    if c.approval.mode == "plan":
+        out += [
+            "",
+            f"**Approval**: two approaches are proposed first; nothing changes until a maintainer approves one "
+            f"(asked by {inert_line(c.approval.source)}; the plan waits {c.approval.wait_words()} for an answer).",
+        ]
     if c.provenance.ignored:
         out += [
             "",

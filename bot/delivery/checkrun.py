@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from bot.delivery.links import run_link
+from bot.delivery.plan import approach_line
 from bot.delivery.render import OUTCOME_WORDS, passing_checks, status, transitions
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
@@ -44,6 +45,7 @@ def render_check_run(result: RunResult, *, pr_url: str = "", run_url: str = "") 
     title = f"{result.outcome.replace('_', ' ')}: {passing} of {len(result.contract.checks)} checks pass"
     summary = "\n".join(
         [OUTCOME_WORDS[result.outcome], "", f"Why: {inert_line(result.reason)}"]
+        + (["", *approach_line(result.contract.approach)] if result.contract.approach else [])
         + (["", f"Pull request: {pr_url}"] if pr_url else [])
         + (["", run_link(run_url)] if run_url else [])
     )

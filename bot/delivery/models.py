@@ -10,8 +10,8 @@ from bot.loop.result import Cost, Outcome
 from bot.markers import hidden_record, read_hidden_record
 from bot.snapshot import JobKind
 
-Phase = Literal["contract", "baseline", "round", "checks", "pull_request"]
-PHASES: tuple[Phase, ...] = ("contract", "baseline", "round", "checks", "pull_request")
+Phase = Literal["contract", "plan", "baseline", "round", "checks", "pull_request"]
+PHASES: tuple[Phase, ...] = ("contract", "plan", "baseline", "round", "checks", "pull_request")
 
 
 class RoundRecord(BaseModel):
@@ -54,6 +54,12 @@ class Progress(BaseModel):
     """What the harness could not show, when the outcome is not a verified fix."""
     handoff: list[str] = Field(default_factory=list)
     """The handoff's lines, when no pull request carries them."""
+    plan: str = ""
+    """The plan section (two approaches and their estimates), when the job plans first; empty otherwise."""
+    waiting: bool = False
+    """The plan awaits a maintainer's answer: shown open, the current phase marked as waiting."""
+    cancelled: str = ""
+    """Why the job was cancelled before it changed anything (no answer in time, `/agent stop`)."""
 
 
 ROUNDS_RECORD = "rounds"

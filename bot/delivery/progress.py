@@ -12,6 +12,7 @@ from bot.markers import PROGRESS_KIND, marker
 KIND_WORDS = {"issue": "first run", "retry": "`/agent retry`", "review": "review"}
 PHASE_WORDS: dict[Phase, str] = {
     "contract": "Task contract",
+    "plan": "Plan: two approaches, one approved by a maintainer",
     "baseline": "Baseline checks on the base commit",
     "round": "Round",
     "checks": "Contract checks on the change",
@@ -29,6 +30,8 @@ def render_progress(progress: Progress) -> str:
             f"- [x] Round {r.n} ({KIND_WORDS[r.kind]}): {r.outcome}" + (f" at {r.head_sha[:7]}" if r.head_sha else "")
         )
     for i, phase in enumerate(PHASES):
+        if phase == "plan" and not (progress.plan or progress.current == "plan"):
+            continue
         words = PHASE_WORDS[phase]
         if phase == "round":
             words = f"Round {progress.round_n} ({KIND_WORDS[progress.round_kind]})"
@@ -37,7 +40,7 @@ def render_progress(progress: Progress) -> str:
         elif i < current:
             lines.append(f"- [x] {words}")
         elif i == current:
-            lines.append(f"- [ ] **{words}** " + ("❌ stopped here" if progress.outcome else "⏳ in progress"))
+            lines.append(f"- [ ] **{words}** " + _marker(progress))
         else:
             lines.append(f"- [ ] {words}")
     if progress.pr_url:
@@ -46,12 +49,24 @@ def render_progress(progress: Progress) -> str:
         lines += ["", run_link(progress.run_url)]
     if progress.outcome:
         lines += ["", OUTCOME_WORDS[progress.outcome], "", f"Why: {inert_line(progress.reason)}"]
+    if progress.cancelled:
+        lines += ["", f"🛑 **Cancelled** before any change: {inert_line(progress.cancelled)}"]
     if progress.not_verified:
         lines += ["", "**Not verified:**", *(f"- {item}" for item in progress.not_verified)]
     if progress.handoff:
         lines += ["", "#### Handoff", "", *progress.handoff]
+    if progress.plan and (progress.waiting or progress.cancelled):
+        lines += ["", "---", "", progress.plan.rstrip()]
+    elif progress.plan:
+        lines += ["", "<details><summary>Plan</summary>", "", progress.plan.rstrip(), "", "</details>"]
     if progress.contract and progress.contract_open:
         lines += ["", "---", "", progress.contract.rstrip()]
     elif progress.contract:
         lines += ["", "<details><summary>Task contract</summary>", "", progress.contract.rstrip(), "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _marker(progress: Progress) -> str:
+    if progress.outcome or progress.cancelled:
+        return "❌ stopped here"
+    return "⏸️ waiting for a maintainer's answer" if progress.waiting else "⏳ in progress"

@@ -13,6 +13,7 @@ from bot.delivery.evidence import criteria_lines, evidence_line, not_verified, r
 from bot.delivery.handoff import handoff_lines
 from bot.delivery.links import run_link
 from bot.delivery.models import RoundRecord, rounds_record
+from bot.delivery.plan import approach_line
 from bot.loop.result import Cost, RunResult
 from bot.markdown import code_block, code_span, inert_line, inert_quote
 from bot.markers import PR_KIND, marker
@@ -161,6 +162,7 @@ def _summary(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
         f"- {_count(len(result.diff.files), 'file')} changed, +{result.diff.added} −{result.diff.removed} lines",
         f"- Round {len(rounds) + 1}"
         + (f" (earlier rounds: {', '.join(_round_line(r) for r in rounds)})" if rounds else ""),
+        *approach_line(result.contract.approach),
     ]
     if result.plan and result.plan.steps:
         lines += ["", "<details><summary>Plan recorded before the first edit</summary>", ""]

@@ -6,22 +6,42 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-CommandName = Literal["retry", "stop", "help"]
+CommandName = Literal["retry", "stop", "help", "plan", "approve", "revise"]
 
 # Up to three spaces of indent: four or more make a Markdown code block, which is not a command.
-_COMMAND = re.compile(r"^ {0,3}/agent[ \t]+(retry|stop|help)[ \t]*$", re.IGNORECASE)
+_COMMAND = re.compile(r"^ {0,3}/agent[ \t]+([A-Za-z]+)(?:[ \t]+(.*?))?[ \t]*$", re.IGNORECASE)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_APPROACH = re.compile(r"^#?([12])$")
+"""`/agent approve 2` (or `#2`): one of the plan's two approaches."""
+FEEDBACK_AFTER = frozenset({"retry", "revise"})
+"""Commands whose following lines are feedback."""
+BARE = frozenset({"retry", "stop", "help", "plan", "approve"})
+"""Commands that stand alone on their line (`approve` may name an approach)."""
 
 
 @dataclass(frozen=True)
 class Command:
     name: CommandName
     feedback: str = ""
-    """For `retry`: the lines after the command, for the next round."""
+    """For `retry`: the lines after the command; for `revise`: the rest of its line and the lines after."""
+    approach: int | None = None
+    """For `approve N`: the approach chosen (None: the recommended one)."""
+
+
+def _command(name: str, argument: str, rest: list[str]) -> Command | None:
+    following = "\n".join(rest).strip() if name in FEEDBACK_AFTER else ""
+    if name == "revise":
+        feedback = "\n".join(part for part in (argument, following) if part).strip()
+        return Command(name="revise", feedback=feedback)
+    if name == "approve" and (number := _APPROACH.match(argument)):
+        return Command(name="approve", approach=int(number.group(1)))
+    if name in BARE and not argument:
+        return Command(name=name, feedback=following)  # type: ignore[arg-type]
+    return None
 
 
 def parse_command(text: str | None) -> Command | None:
-    """The first `/agent retry|stop|help` standing alone on a line outside code blocks and quotes."""
+    """The first `/agent <command>` standing alone on a line outside code blocks and quotes."""
     if not text:
         return None
     lines = text.replace("\r\n", "\n").split("\n")
@@ -38,7 +58,7 @@ def parse_command(text: str | None) -> Command | None:
             continue
         match = _COMMAND.match(line)
         if match:
-            name = match.group(1).lower()
-            feedback = "\n".join(lines[index + 1 :]).strip() if name == "retry" else ""
-            return Command(name=name, feedback=feedback)  # type: ignore[arg-type]
+            found = _command(match.group(1).lower(), (match.group(2) or "").strip(), lines[index + 1 :])
+            if found is not None:
+                return found
     return None

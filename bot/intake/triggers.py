@@ -10,6 +10,7 @@ from typing import Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.contract.approach import PLAN_LABEL
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
 from bot.markers import PR_KIND, find_marker
@@ -71,6 +72,9 @@ class LabelRemoved(BaseModel):
 
 
 Decision = Ignored | Ping | Triggered | InstallationChange | LabelRemoved
+
+ON_ISSUES = frozenset({"plan", "approve", "revise"})
+"""Commands about a plan, which lives on the issue."""
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -145,8 +149,8 @@ def _issues(event: Event, trigger_label: str, bot_login: str) -> Decision:
     if event.action not in ("labeled", "unlabeled"):
         return Ignored(f"issues.{event.action} is not a trigger")
     label = _dict(payload.get("label")).get("name") or ""
-    if label.casefold() != trigger_label.casefold():
-        return Ignored(f"label {label!r} is not the trigger label {trigger_label!r}")
+    if label.casefold() not in (trigger_label.casefold(), PLAN_LABEL):
+        return Ignored(f"label {label!r} is not the trigger label {trigger_label!r} (or {PLAN_LABEL!r})")
     issue = _dict(payload.get("issue"))
     if issue.get("pull_request"):
         return Ignored("the trigger label works on issues, not pull requests")
@@ -182,13 +186,17 @@ def _issue_comment(event: Event, bot_login: str) -> Decision:
     issue = _dict(payload.get("issue"))
     if command.name == "retry" and not (issue.get("pull_request") and opened_by_ai_fix(issue, bot_login)):
         return Ignored("/agent retry works only on a pull request opened by ai-fix")
+    if command.name in ON_ISSUES and issue.get("pull_request"):
+        return Ignored(f"/agent {command.name} works on issues, where ai-fix plans; not on pull requests")
     return Triggered(
         Trigger(
-            kind=command.name,
+            kind="issue" if command.name == "plan" else command.name,
             number=cast(int, issue.get("number")),
             comment_id=comment.get("id"),
             feedback=command.feedback,
             delivery_id=event.delivery_id,
+            plan=command.name == "plan",
+            approach=command.approach,
             **base,
         )
     )

@@ -28,6 +28,7 @@ from bot.delivery.models import Phase, Progress, RoundRecord, read_rounds
 from bot.delivery.progress import render_progress
 from bot.delivery.render import render_pr_body
 from bot.delivery.replies import render_reply
+from bot.job.approval import ApprovalStage, wants_plan
 from bot.job.contract_stage import ContractStage
 from bot.job.paths import trace_file
 from bot.loop.report import Phase as LoopPhase
@@ -182,6 +183,11 @@ class Attempt:
             contract = decision.contract.model_copy(
                 update={"feedback": [*decision.contract.feedback, *rounds_feedback(self.rounds, self.snapshot)]}
             )
+            if wants_plan(contract, self.snapshot):
+                approved = ApprovalStage(self, contract).decide()
+                if isinstance(approved, JobOutcome):
+                    return approved
+                contract = contract.model_copy(update={"approach": approved})
             self.state.result = self.execute(contract)
             self.save()
         return self.deliver(self.state.result)

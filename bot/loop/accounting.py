@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.loop.harness import Harness
 from bot.loop.records import ModelCall, RequestMeta, StepRecord
+from bot.loop.result import Cost
 from bot.loop.state import RunState
 from bot.model.base import ModelRequest, ModelResponse
 
@@ -38,3 +39,18 @@ def ask(h: Harness, state: RunState, request: ModelRequest, record: StepRecord) 
 
 def spend(state: RunState) -> str:
     return f"${state.cost:.4f}" if state.cost_known else "unknown (model not in the price table)"
+
+
+def run_cost(h: Harness, state: RunState) -> Cost:
+    """What the run has used so far: tokens, dollars (None when a model is not in the price table), wall time."""
+    u = state.usage
+    return Cost(
+        model=h.config.model,
+        small_model=h.config.small_model,
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        usd=round(state.cost, 6) if state.cost_known else None,
+        wall_s=round(h.clock() - state.started, 3),
+    )

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 
+from bot.contract.approach import EstimateCheck
 from bot.evidence.models import Evidence
+from bot.loop.accounting import run_cost
 from bot.loop.exits import RunEnded
 from bot.loop.harness import Harness
 from bot.loop.records import Checkpoint, EndRecord
-from bot.loop.result import Cost, Handoff, RunResult
+from bot.loop.result import Handoff, RunResult
 from bot.loop.state import RunState
 from bot.markdown import first_line
 from bot.redact import redact
@@ -68,16 +70,7 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
             attempts_branch=ws.attempts_branch if ws.has_attempts else "",
         ),
         evidence=evidence,
-        cost=Cost(
-            model=h.config.model,
-            small_model=h.config.small_model,
-            input_tokens=state.usage.input_tokens,
-            output_tokens=state.usage.output_tokens,
-            cache_read_tokens=state.usage.cache_read_tokens,
-            cache_write_tokens=state.usage.cache_write_tokens,
-            usd=round(state.cost, 6) if state.cost_known else None,
-            wall_s=round(h.clock() - state.started, 3),
-        ),
+        cost=run_cost(h, state),
         steps=state.steps,
     )
     h.trace.append(
@@ -93,10 +86,27 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
             summary=result.model_summary,
             risks=result.risks,
             cost=result.cost,
+            estimate=estimate_check(h, state),
         )
     )
     h.reporter.say(f"outcome: {result.outcome} — {result.reason}")
     return result
+
+
+def estimate_check(h: Harness, state: RunState) -> EstimateCheck | None:
+    """The approved plan's estimate against what the run used, for the trace."""
+    approved = h.contract.approach
+    if approved is None or approved.estimate is None:
+        return None
+    u = state.usage
+    return EstimateCheck.of(
+        approved.estimate,
+        steps=state.steps,
+        prompt=u.prompt_tokens,
+        cached=u.cache_read_tokens,
+        output=u.output_tokens,
+        usd=run_cost(h, state).usd,
+    )
 
 
 def interrupted(h: Harness, state: RunState, exc: BaseException) -> None:

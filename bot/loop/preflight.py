@@ -14,8 +14,9 @@ def clarification_reason(missing: list[str]) -> str:
     return "the task contract is incomplete: " + "; ".join(missing)
 
 
-def prepare(h: Harness, state: RunState) -> None:
-    """Setup, the baseline on the base commit and the stable layer; an environment error stops here."""
+def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
+    """Setup, the baseline on the base commit and the stable layer (the planning phase's, when `planning`);
+    an environment error stops here."""
     contract, ws = h.contract, h.workspace
     h.trace.append(
         StartRecord(
@@ -49,5 +50,5 @@ def prepare(h: Harness, state: RunState) -> None:
         )
     state.good = {r.name: r.status for r in state.baseline.results}
     state.environment_ok = True
-    state.stable = h.redact(stable_layer(contract, h.context.repo_map(h.config.repo_map_tokens)))
+    state.stable = h.redact(stable_layer(contract, h.context.repo_map(h.config.repo_map_tokens), planning=planning))
     h.reporter.phase("steps")

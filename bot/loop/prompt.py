@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.checks.models import CheckRun
 from bot.context.base import Query
+from bot.contract.approach import ApprovedApproach
 from bot.contract.models import TaskContract
 from bot.loop.budget import limits_left
 from bot.loop.harness import Harness
@@ -39,6 +40,14 @@ def tool_definitions() -> list[dict[str, Any]]:
     return tools
 
 
+@cache
+def plan_tool_definitions() -> list[dict[str, Any]]:
+    """The planning phase's tools: the loop's reading tools (the editor, for `view`; `search_code`) and `propose`."""
+    reading = [t for t in tool_definitions() if t["name"] in ("str_replace_based_edit_tool", "search_code")]
+    proposing: list[dict[str, Any]] = json.loads(prompt("plan_tools.json"))
+    return reading + proposing
+
+
 def contract_for_model(contract: TaskContract) -> str:
     """The contract fields the model needs; untrusted text stays quoted data."""
     doc = contract.model_dump(
@@ -59,12 +68,24 @@ def contract_for_model(contract: TaskContract) -> str:
     return json.dumps(doc, indent=1, sort_keys=True)
 
 
-def stable_layer(contract: TaskContract, repo_map: str) -> str:
+def approach_layer(approved: ApprovedApproach) -> str:
+    """The approach a maintainer approved, which the run follows."""
+    chosen = "the one recommended" if approved.number == approved.recommended else "not the one recommended"
+    doc = approved.approach.model_dump(mode="json")
+    return (
+        f"## Approved approach\nA maintainer (@{approved.approved_by}) approved approach {approved.number} of the plan "
+        f"({chosen}). Follow it: your `plan` carries out its steps, and the change stays to its files unless the "
+        "checks show that more is needed.\n" + json.dumps(doc, indent=1, sort_keys=True)
+    )
+
+
+def stable_layer(contract: TaskContract, repo_map: str, *, planning: bool = False) -> str:
+    """`planning`: the planning phase's own instructions in place of the loop's (the rest is the same)."""
     conventions = "\n\n".join(f"### {path}\n{text}" for path, text in sorted(contract.conventions.files.items()))
     parts = [
-        prompt("system.md"),
-        prompt("tool_rules.md"),
+        *([prompt("plan_system.md")] if planning else [prompt("system.md"), prompt("tool_rules.md")]),
         "## Task contract\n" + contract_for_model(contract),
+        *([approach_layer(contract.approach)] if contract.approach else []),
         "## Repository conventions\n" + (conventions or "(none)"),
         "## Repository map\n" + repo_map,
     ]

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.checks.models import CheckRun
+from bot.contract.approach import Estimate, EstimateCheck, Proposal
 from bot.contract.models import TaskContract
 from bot.evidence.models import CriterionMapping, Evidence
 from bot.loop.result import Cost, Handoff, PlanStep
@@ -59,6 +60,10 @@ class AskHumanInput(_Input):
     reason: str = ""
 
 
+class ProposeInput(Proposal, _Input):
+    """Two approaches, the number of the one recommended, and why."""
+
+
 TOOL_INPUTS: dict[str, type[_Input]] = {
     "plan": PlanInput,
     "str_replace_based_edit_tool": EditInput,
@@ -68,6 +73,12 @@ TOOL_INPUTS: dict[str, type[_Input]] = {
     "ask_human": AskHumanInput,
 }
 """The model's API: tool name → the input it must send."""
+PLAN_TOOL_INPUTS: dict[str, type[_Input]] = {
+    "str_replace_based_edit_tool": EditInput,
+    "search_code": SearchInput,
+    "propose": ProposeInput,
+}
+"""The planning phase's API: reading only (the editor's `view`), and `propose`."""
 
 
 class Observation(BaseModel):
@@ -181,6 +192,22 @@ class EndRecord(BaseModel):
     """The model's own `finish` summary (untrusted)."""
     risks: list[str] = Field(default_factory=list)
     cost: Cost | None = None
+    estimate: EstimateCheck | None = None
+    """The approved plan's estimate against what this run used."""
+
+
+class ProposalRecord(BaseModel):
+    """The planning phase's end: the two approaches and the estimate, or why there are none."""
+
+    kind: Literal["proposal"] = "proposal"
+    revision: int
+    feedback: str = ""
+    proposal: Proposal | None = None
+    estimates: list[Estimate] = Field(default_factory=list)
+    """One per approach, in order."""
+    reason: str = ""
+    steps: int
+    cost: Cost
 
 
 def _target(data: dict[str, Any]) -> str:

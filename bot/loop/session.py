@@ -1,4 +1,5 @@
-"""One run of the loop on a prepared workspace: the sandbox opened, the checks bound to it, context and model.
+"""One run of the loop (or of its planning phase) on a prepared workspace: the sandbox opened, the checks bound
+to it, context and model.
 
 A `Toolkit` says how to get each part; the composition root (`bot.commands.toolkit.toolkit`)
 builds it once from the settings, and both `ai-fix run` and the GitHub job run through here.
@@ -6,15 +7,18 @@ builds it once from the settings, and both `ai-fix run` and the GitHub job run t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.checks.bound import SandboxChecks
 from bot.context.base import ContextProvider
+from bot.contract.approach import Proposal
 from bot.contract.models import SandboxConfig, TaskContract
 from bot.loop.harness import Harness, LoopConfig, Workspace
 from bot.loop.loop import Loop
+from bot.loop.planning import Planner, PlanResult
 from bot.loop.report import Reporter
 from bot.loop.result import RunResult
 from bot.loop.trace import Trace
@@ -51,12 +55,46 @@ def run_session(
     model_override: str | None = None,
 ) -> RunResult:
     """Run the loop once; the trace is written as it goes and the sandbox is closed however it ends."""
+    with _harness(contract, workspace, kit, repo, secrets, trace_path, reporter, model_override) as harness:
+        return Loop(harness).run()
+
+
+def plan_session(
+    contract: TaskContract,
+    workspace: Workspace,
+    kit: Toolkit,
+    *,
+    repo: str,
+    secrets: Sequence[str],
+    trace_path: Path,
+    reporter: Reporter,
+    feedback: str = "",
+    earlier: Proposal | None = None,
+    revision: int = 1,
+    model_override: str | None = None,
+) -> PlanResult:
+    """The planning phase on the same parts as a run (the model the run would use, the sandbox for the baseline)."""
+    with _harness(contract, workspace, kit, repo, secrets, trace_path, reporter, model_override) as harness:
+        return Planner(harness, feedback=feedback, earlier=earlier, revision=revision).run()
+
+
+@contextmanager
+def _harness(
+    contract: TaskContract,
+    workspace: Workspace,
+    kit: Toolkit,
+    repo: str,
+    secrets: Sequence[str],
+    trace_path: Path,
+    reporter: Reporter,
+    model_override: str | None,
+) -> Iterator[Harness]:
     choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
     model = kit.open_model(choice)
     sandbox = kit.open_sandbox(workspace.path, contract.sandbox)
     reporter.say(f"sandbox: {sandbox.name}")
     try:
-        harness = Harness(
+        yield Harness(
             contract=contract,
             model=model,
             workspace=workspace,
@@ -67,6 +105,5 @@ def run_session(
             secrets=secrets,
             reporter=reporter,
         )
-        return Loop(harness).run()
     finally:
         sandbox.close()

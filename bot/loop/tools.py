@@ -7,9 +7,10 @@ A malformed or refused call comes back as an error result the model reads; it ne
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bot.checks.models import CheckRun
 from bot.loop.editor import edit
@@ -70,22 +71,9 @@ def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: St
     if state.repeats >= NO_PROGRESS:
         note = no_progress(h, state, f"the same {call.name} call {NO_PROGRESS} times in a row")
         return rejected(state, record, call, "refused", f"not run again: {note.strip()}")
-    schema = TOOL_INPUTS.get(call.name)
-    if schema is None:
-        return rejected(
-            state, record, call, "malformed", f"unknown tool {call.name!r}; the tools are: {', '.join(TOOL_INPUTS)}"
-        )
-    if call.error:
-        text = (
-            f"malformed call to {call.name}: {call.error}; send its arguments as one JSON object that fits its schema"
-        )
-        return rejected(state, record, call, "malformed", text)
-    try:
-        args = schema.model_validate(call.input)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors())
-        text = f"malformed input for {call.name}: {problems}; send the fields its schema asks for"
-        return rejected(state, record, call, "malformed", text)
+    args = parse(call, TOOL_INPUTS)
+    if isinstance(args, str):
+        return rejected(state, record, call, "malformed", args)
     if state.plan is None and not isinstance(args, PlanInput | AskHumanInput):
         text = "no plan yet: call `plan` first (steps with done_when, and the files you expect to change)"
         return rejected(state, record, call, "refused", text)
@@ -98,9 +86,7 @@ def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: St
         elif isinstance(args, EditInput):
             action.observation = do_edit(h, state, args, intent)
         elif isinstance(args, SearchInput):
-            action.observation = Observation(
-                ok=True, text=h.redact(search_code(h.workspace.path, args.query, args.path_glob))
-            )
+            action.observation = do_search(h, args)
         elif isinstance(args, RunChecksInput):
             action.observation = do_run_checks(h, state, args, action, record)
         elif isinstance(args, FinishInput):
@@ -116,6 +102,26 @@ def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: St
         if not action.observation.ok and action.decision == "executed":
             action.decision = "refused"
         observe(state, record, action)
+
+
+def parse(call: ToolCall, inputs: Mapping[str, type[BaseModel]]) -> BaseModel | str:
+    """The call's input validated against its tool's schema, or why it is malformed (said for the model)."""
+    schema = inputs.get(call.name)
+    if schema is None:
+        return f"unknown tool {call.name!r}; the tools are: {', '.join(inputs)}"
+    if call.error:
+        return (
+            f"malformed call to {call.name}: {call.error}; send its arguments as one JSON object that fits its schema"
+        )
+    try:
+        return schema.model_validate(call.input)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors())
+        return f"malformed input for {call.name}: {problems}; send the fields its schema asks for"
+
+
+def do_search(h: Harness, args: SearchInput) -> Observation:
+    return Observation(ok=True, text=h.redact(search_code(h.workspace.path, args.query, args.path_glob)))
 
 
 def do_plan(h: Harness, state: RunState, args: PlanInput) -> Observation:

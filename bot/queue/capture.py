@@ -82,7 +82,7 @@ def capture_snapshot(
     since. A retry or review reads the PR and the issue it fixes now.
     """
     kind = job.kind
-    if kind == "stop" or kind == "help":
+    if kind not in ("issue", "retry", "review"):
         raise AiFixError(f"job {job.id} is the command /agent {kind}, which has no issue to snapshot")
     first = accepted[0]
     pr_number: int | None = None
@@ -147,4 +147,5 @@ def capture_snapshot(
         review_comments=review_comments,
         review_id=min(review_ids) if review_ids else None,
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        plan_requested=any(t.plan for t in accepted),
     )

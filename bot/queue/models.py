@@ -9,14 +9,25 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 JobStatus = Literal[
-    "queued", "running", "done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"
+    "queued",
+    "running",
+    "awaiting_approval",
+    "done",
+    "unverified",
+    "failed",
+    "cancelled",
+    "rejected",
+    "needs_clarification",
+    "handed_off",
 ]
-TriggerKind = Literal["issue", "retry", "review", "stop", "help"]
+TriggerKind = Literal["issue", "retry", "review", "stop", "help", "approve", "revise"]
 
 WORK_KINDS: tuple[str, ...] = ("issue", "retry", "review")
 """Kinds that do work on an issue or PR; at most one of them runs per issue or PR at a time."""
-COMMAND_KINDS: tuple[str, ...] = ("stop", "help")
+COMMAND_KINDS: tuple[str, ...] = ("stop", "help", "approve", "revise")
 """Short commands; a separate control worker runs them so `/agent stop` never waits behind long jobs."""
+ANSWER_KINDS: tuple[str, ...] = ("approve", "revise")
+"""Commands that answer a plan awaiting approval."""
 FINAL_STATUSES: frozenset[str] = frozenset(
     {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
 )
@@ -69,6 +80,23 @@ class Trigger(BaseModel):
     default_branch: str = "main"
     issue: IssueText | None = None
     """For an `issue` trigger: the issue as labelled (None in triggers stored before ai-fix kept it)."""
+    plan: bool = False
+    """`/agent plan`: plan first and wait for approval, whatever the repository's config says."""
+    approach: int | None = None
+    """`/agent approve N`: the approach chosen (None: the recommended one)."""
+
+
+class PlanAnswer(BaseModel):
+    """What wakes a job awaiting approval: a writer's `/agent approve|revise|stop`, or its deadline passing."""
+
+    action: Literal["approve", "revise", "stop", "expired"]
+    approach: int | None = None
+    """For `approve`: the approach chosen; None for the recommended one."""
+    feedback: str = ""
+    """For `revise`: what to change in the plan."""
+    by: str = ""
+    """Who answered (empty for the deadline)."""
+    at: float = 0.0
 
 
 class JobEvent(BaseModel):

@@ -14,8 +14,9 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from bot.github.client import RepoClient
-from bot.queue.models import Job
+from bot.queue.models import Job, PlanAnswer
 from bot.queue.store import Store
+from bot.queue.waiting import ANSWER_KEY
 from bot.redact import redact
 from bot.snapshot import Snapshot
 
@@ -23,12 +24,16 @@ from bot.snapshot import Snapshot
 class JobOutcome(BaseModel):
     """How a pipeline run ended; the worker stores it as the job's final status and reason."""
 
-    status: Literal["done", "unverified", "failed", "needs_clarification", "handed_off"]
+    status: Literal[
+        "done", "unverified", "failed", "needs_clarification", "handed_off", "cancelled", "awaiting_approval"
+    ]
     reason: str = ""
     data: dict[str, Any] = {}
     """Extra facts for the job's history (e.g. the PR url); redacted before storing."""
     cost_usd: float = 0.0
     """What the job's model calls cost, in dollars (summed per installation and day for AIFIX_DAILY_COST_USD)."""
+    until: float = 0.0
+    """For `awaiting_approval`: the deadline (epoch seconds); the job waits without a worker until an answer or then."""
 
 
 class JobInterrupted(Exception):
@@ -73,6 +78,11 @@ class JobContext:
             return [self.redacted(v) for v in value]
         return value
 
+    def take_answer(self) -> PlanAnswer | None:
+        """The answer that woke this job from `awaiting_approval`, taken out of the state (the next checkpoint saves that)."""
+        raw = self.state.pop(ANSWER_KEY, None)
+        return PlanAnswer.model_validate(raw) if raw else None
+
     def record(self, event: str, **data: Any) -> None:
         self._store.record(self.job_id, event, self.redacted(json.loads(json.dumps(data, default=str))))
 
@@ -98,7 +108,9 @@ class Pipeline(Protocol):
 
     `run` is called in a worker thread. Call `ctx.checkpoint()` (or poll `ctx.cancelled()`) between
     steps; raise to report an error (the job is retried, up to 3 attempts in all, resuming from
-    `ctx.state`); return a JobOutcome for a final answer (a `failed` outcome is final, not retried).
+    `ctx.state`); return a JobOutcome for a final answer (a `failed` outcome is final, not retried), or
+    `awaiting_approval` with `until` to wait for a person's answer without holding a worker: the job runs
+    again when one comes (or the deadline passes), with the answer in `ctx.take_answer()`.
     """
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome: ...

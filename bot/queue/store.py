@@ -18,11 +18,13 @@ from bot.errors import ConfigError, StoreUnavailable
 from bot.queue.database import Conn, Database, is_database_error
 from bot.queue.governance import NO_LIMITS, Limits, allowed, waiting_reason
 from bot.queue.migrate import migrate, unknown_versions
-from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, WORK_KINDS, Job, JobEvent, Trigger
+from bot.queue.models import COMMAND_KINDS, MAX_ATTEMPTS, WORK_KINDS, Job, JobEvent, PlanAnswer, Trigger
 from bot.queue.postgres_db import PostgresDatabase
 from bot.queue.sqlite_db import SqliteDatabase
+from bot.queue.waiting import WAITING, WaitingJobs, answer_waiting, wake_expired
 
-_ACTIVE = ("queued", "running")
+_ACTIVE = ("queued", "running", WAITING)
+"""Jobs not ended yet: at most one of them (plus one queued follow-up) per issue or PR."""
 
 
 def _marks(values: Sequence[object]) -> str:
@@ -36,7 +38,7 @@ def open_database(url: str, *, busy_timeout: float = 5.0, pool_size: int = 10) -
     return SqliteDatabase.from_url(url, busy_timeout=busy_timeout)
 
 
-class Store:
+class Store(WaitingJobs):
     """The job store's operations; each is one short transaction of the database's."""
 
     def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
@@ -113,8 +115,8 @@ class Store:
     def enqueue(self, conn: Conn, trigger: Trigger, now: float) -> tuple[int, str]:
         """Attach the trigger to the job it belongs to, or open one; returns (job id, queued | merged).
 
-        One active job per issue or PR: a trigger merges into a queued job; while one runs, exactly one
-        follow-up is queued. Comments of a review already being handled merge into that job.
+        One active job per issue or PR: a trigger merges into a queued job, or one awaiting approval; while
+        one runs, exactly one follow-up is queued. Comments of a review already being handled merge into that job.
         """
         if trigger.kind in COMMAND_KINDS:
             job_id = self.insert_job(conn, trigger, now)
@@ -136,7 +138,7 @@ class Store:
             (*target, *_ACTIVE, *WORK_KINDS),
         ).fetchall()
         if existing is None:
-            existing = next((row for row in active if row[1] == "queued"), None)
+            existing = next((row for row in active if row[1] != "running"), None)
         if existing is not None:
             job_id = int(existing[0])
             self.attach_trigger(conn, job_id, trigger)
@@ -157,17 +159,17 @@ class Store:
         return job_id, "queued"
 
     def cancel_where(self, conn: Conn, where: str, params: Sequence[object], reason: str) -> list[int]:
-        """Cancel queued work jobs at once and ask running ones to stop at their next checkpoint."""
+        """Cancel queued and waiting work jobs at once and ask running ones to stop at their next checkpoint."""
         rows = conn.execute(
             f"SELECT id, status FROM jobs WHERE {where} AND status IN ({_marks(_ACTIVE)}) AND kind IN ({_marks(WORK_KINDS)})",
             (*params, *_ACTIVE, *WORK_KINDS),
         ).fetchall()
         now = self.clock()
         for job_id, status in rows:
-            if status == "queued":
+            if status != "running":
                 conn.execute(
-                    "UPDATE jobs SET status = 'cancelled', reason = ?, updated_at = ? WHERE id = ? AND status = 'queued'",
-                    (reason, now, job_id),
+                    "UPDATE jobs SET status = 'cancelled', reason = ?, updated_at = ? WHERE id = ? AND status = ?",
+                    (reason, now, job_id, status),
                 )
                 self.add_event(conn, job_id, "cancelled", {"reason": reason})
             else:
@@ -178,9 +180,14 @@ class Store:
                 self.add_event(conn, job_id, "cancel_requested", {"reason": reason})
         return [int(r[0]) for r in rows]
 
-    def cancel_target(self, repo: str, number: int, reason: str) -> list[int]:
+    def cancel_target(self, repo: str, number: int, reason: str, *, by: str = "") -> list[int]:
+        """`/agent stop`: cancel or stop the target's jobs; one awaiting approval is woken to end itself with a comment."""
         with self.transaction() as conn:
-            return self.cancel_where(conn, "repo = ? AND number = ?", (repo, number), reason)
+            stopped = self.cancel_where(
+                conn, f"repo = ? AND number = ? AND status != '{WAITING}'", (repo, number), reason
+            )
+            woken = answer_waiting(self, conn, repo, number, PlanAnswer(action="stop", by=by))
+        return stopped + ([woken] if woken is not None else [])
 
     # -- leasing ----------------------------------------------------------------------------------
 
@@ -216,12 +223,13 @@ class Store:
             if commands
             else (
                 "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
-                f"AND r.status = 'running' AND r.kind IN ({_marks(WORK_KINDS)}))"
+                f"AND r.status IN ('running', '{WAITING}') AND r.kind IN ({_marks(WORK_KINDS)}))"
             )
         )
         governed, governed_params = ("", []) if commands else allowed(limits, now)
         with self.transaction() as conn:
             self._reclaim_expired(conn, now)
+            wake_expired(self, conn, now)
             row = conn.execute(
                 f"SELECT j.id, j.repo, j.installation_id FROM jobs j WHERE j.status = 'queued' AND j.kind IN ({_marks(kinds)}) "
                 f"AND j.available_at <= ? {exclusive}{governed} ORDER BY j.id LIMIT 1{self.db.for_update}{self.db.skip_locked}",

@@ -22,7 +22,7 @@ from bot.github.client import RepoClient
 from bot.markers import PROGRESS_KIND, marker
 from bot.queue.capture import IssueChanged, Permissions, capture_snapshot
 from bot.queue.governance import Limits
-from bot.queue.models import COMMAND_KINDS, WORK_KINDS, Job, Trigger
+from bot.queue.models import ANSWER_KINDS, COMMAND_KINDS, WORK_KINDS, Job, PlanAnswer, Trigger
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
 from bot.queue.store import Store
 from bot.redact import redact
@@ -236,8 +236,22 @@ class WorkerPool:
 
     def _command(self, job: Job, trigger: Trigger, client: RepoClient) -> None:
         if job.kind == "stop":
-            stopped = self.store.cancel_target(job.repo, job.number, f"stopped by @{trigger.sender} (/agent stop)")
-            reason = f"stopped job(s) {stopped}" if stopped else "nothing was queued or running"
+            reason = f"stopped by @{trigger.sender} (/agent stop)"
+            stopped = self.store.cancel_target(job.repo, job.number, reason, by=trigger.sender)
+            reason = f"stopped job(s) {stopped}" if stopped else "nothing was queued, running or awaiting approval"
+        elif job.kind in ANSWER_KINDS:
+            answer = PlanAnswer(
+                action="approve" if job.kind == "approve" else "revise",
+                approach=trigger.approach,
+                feedback=trigger.feedback,
+                by=trigger.sender,
+            )
+            woken = self.store.answer_plan(job.repo, job.number, answer)
+            if woken is None:
+                reason = f"no plan is awaiting approval on #{job.number}"
+                client.create_comment(job.number, f"`/agent {job.kind}`: {reason}, so there is nothing to answer.")
+            else:
+                reason = f"answered the plan of job {woken}"
         else:
             client.create_comment(job.number, help_text(self.settings))
             reason = "posted the list of commands"
@@ -266,6 +280,8 @@ class WorkerPool:
             self.store.finish(job.id, self.owner, "cancelled", stopped.reason if stopped else "stopped")
         elif outcome is None:
             self.store.release(job.id, self.owner)
+        elif outcome.status == "awaiting_approval":
+            self.store.park(job.id, self.owner, outcome.until, outcome.reason, ctx.redacted(outcome.data))
         else:
             self.store.finish(
                 job.id,

@@ -290,10 +290,13 @@ class Workspace:
         refspec = ref or f"HEAD:refs/heads/{self.branch}"
         self.git("push", "-q", "--no-verify", "--", url, refspec, env=env, secrets=secrets, timeout=NETWORK_TIMEOUT)
 
-    def remove(self) -> None:
-        """Delete the job directory; in local mode the worktree is unregistered and the branch kept in the user's repo."""
+    def remove(self, *, keep_branch: bool = True) -> None:
+        """Delete the job directory; in local mode the worktree is unregistered and the branch kept in the user's repo
+        (deleted there too when not `keep_branch`: a planning run's, which made no commit)."""
         if self.state.kind == "local":
             self._run(["-C", self.state.repo, "worktree", "remove", "--force", self.state.tree], check=False)
+            if not keep_branch:
+                self._run(["-C", self.state.repo, "branch", "-D", self.state.branch], check=False)
         shutil.rmtree(self.root, ignore_errors=True)
 
     # ---- plumbing --------------------------------------------------------------------------

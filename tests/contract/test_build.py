@@ -281,3 +281,23 @@ def test_run_tests_must_name_where_the_tests_go(tmp_path: Path) -> None:
         build(tmp_path, "## Acceptance criteria\n- ok", config=bad)
     good = "checks:\n  - {name: unit, run: npx vitest run, run_tests: 'npx vitest run {tests}'}\n"
     assert build(tmp_path, "## Acceptance criteria\n- ok", config=good).checks[0].run_tests == "npx vitest run {tests}"
+
+
+APPROVAL_CASES = [
+    pytest.param(CONFIG, {}, ("none", 7.0, "default"), id="no approval key"),
+    pytest.param(
+        CONFIG + "approval: plan\napproval_timeout_days: 2\n", {}, ("plan", 2.0, ".github/ai-fix.yml"), id="config"
+    ),
+    pytest.param(CONFIG, {"labels": ["ai-fix", "AI-FIX:plan"]}, ("plan", 7.0, "the ai-fix:plan label"), id="label"),
+    pytest.param(
+        CONFIG + "approval: none\n", {"plan_requested": True}, ("plan", 7.0, "/agent plan by @alice"), id="command"
+    ),
+]
+
+
+@pytest.mark.parametrize(("config", "extra", "expected"), APPROVAL_CASES)
+def test_approval_comes_from_the_config_the_label_or_agent_plan(tmp_path, config, extra, expected) -> None:
+    contract = build(tmp_path, "## Acceptance criteria\n- it works", config=config, **extra)
+    mode, days, source = expected
+    assert (contract.approval.mode, contract.approval.timeout_days) == (mode, days)
+    assert contract.approval.source.startswith(source)

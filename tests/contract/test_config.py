@@ -89,3 +89,24 @@ def test_every_problem_is_reported_at_once() -> None:
     assert len(lines) == 2
     assert lines[0].startswith(".github/ai-fix.yml line 2: budget.max_steps")
     assert lines[1].startswith(".github/ai-fix.yml line 4: sandbox.netwrk: unknown key")
+
+
+def test_approval_keys() -> None:
+    config = parse_config("approval: plan\napproval_timeout_days: 0.5\n")
+    assert (config.approval, config.approval_timeout_days) == ("plan", 0.5)
+    assert (parse_config("").approval, parse_config("").approval_timeout_days) == ("none", 7.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("approval: always\n", "line 1: approval: must be one of 'none' or 'plan' (got 'always')"),
+        ("approval: no\n", "line 1: approval: must be one of 'none' or 'plan' (got False) (YAML reads"),
+        ("approval_timeout_days: 0\n", "line 1: approval_timeout_days: Input should be greater than 0 (got 0)"),
+        ("approval_timeout_days: a week\n", "line 1: approval_timeout_days: must be a number (got 'a week')"),
+    ],
+)
+def test_broken_approval_keys(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(text)
+    assert f".github/ai-fix.yml {expected}" in str(err.value)

@@ -49,3 +49,29 @@ def test_not_a_command(text):
 def test_first_command_outside_a_code_block_counts():
     text = "```\n/agent stop\n```\nNow for real:\n/agent retry\nfeedback here"
     assert parse_command(text) == Command("retry", "feedback here")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/agent plan", Command("plan")),
+        ("/agent approve", Command("approve")),
+        ("/agent approve 2", Command("approve", approach=2)),
+        ("/AGENT Approve #1", Command("approve", approach=1)),
+        ("/agent revise", Command("revise")),
+        ("/agent revise keep total() as it is", Command("revise", "keep total() as it is")),
+        (
+            "/agent revise Smaller, please.\nAnd no new module.",
+            Command("revise", "Smaller, please.\nAnd no new module."),
+        ),
+        ("/agent revise\nlines below count too", Command("revise", "lines below count too")),
+        ("/agent approve 3\n/agent approve 1", Command("approve", approach=1)),  # approach 3 does not exist
+    ],
+)
+def test_plan_commands(text, expected):
+    assert parse_command(text) == expected
+
+
+@pytest.mark.parametrize("text", ["/agent approve 3", "/agent approve two", "/agent approve 1 2", "/agent plan now"])
+def test_not_a_plan_command(text):
+    assert parse_command(text) is None

@@ -240,3 +240,29 @@ def test_a_trigger_without_a_usable_number_is_recorded_not_run():
     comment = pr_comment("/agent retry")
     comment["comment"]["id"] = "not-an-id"
     assert "comment_id" in run("issue_comment", comment).reason
+
+
+def test_the_plan_label_starts_an_issue_job_too():
+    decision = run("issues", labeled(7, label="ai-fix:plan"))
+    assert isinstance(decision, Triggered) and decision.trigger.kind == "issue" and decision.trigger.plan is False
+    assert "'ai-fix:plan'" in run("issues", labeled(7, label="ai-fix:later")).reason
+
+
+def test_plan_approve_and_revise_on_an_issue():
+    plan = run("issue_comment", pr_comment("/agent plan", number=9, on_pr=False))
+    assert isinstance(plan, Triggered) and (plan.trigger.kind, plan.trigger.plan, plan.trigger.number) == (
+        "issue",
+        True,
+        9,
+    )
+    approve = run("issue_comment", pr_comment("/agent approve 2", number=9, on_pr=False))
+    assert isinstance(approve, Triggered) and (approve.trigger.kind, approve.trigger.approach) == ("approve", 2)
+    assert approve.trigger.comment_id is not None
+    revise = run("issue_comment", pr_comment("/agent revise\nuse a dict", number=9, on_pr=False))
+    assert isinstance(revise, Triggered) and (revise.trigger.kind, revise.trigger.feedback) == ("revise", "use a dict")
+
+
+@pytest.mark.parametrize("text", ["/agent plan", "/agent approve", "/agent revise smaller"])
+def test_plan_commands_on_a_pull_request_are_ignored(text):
+    decision = run("issue_comment", pr_comment(text))
+    assert isinstance(decision, Ignored) and "works on issues" in decision.reason

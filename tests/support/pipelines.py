@@ -105,3 +105,21 @@ class Fleet:
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
         return (self.gate if snapshot.number == 1 else self.ledger).run(snapshot, ctx)
+
+
+class Parks:
+    """Waits for an answer (a year at most) without a worker; once woken, ends with what the answer said."""
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        answer = ctx.take_answer()
+        if answer is None:
+            ctx.checkpoint(parked=int(ctx.state.get("parked", 0)) + 1)
+            return JobOutcome(status="awaiting_approval", reason="waiting", until=time.time() + 365 * 86_400)
+        if answer.action == "revise":
+            ctx.checkpoint(revised=answer.feedback)
+            return JobOutcome(status="awaiting_approval", reason="revised", until=time.time() + 365 * 86_400)
+        return JobOutcome(
+            status="cancelled" if answer.action == "stop" else "done",
+            reason=f"{answer.action} {answer.approach} by {answer.by}; parked {ctx.state['parked']} time(s), "
+            f"revised {ctx.state.get('revised', '-')!r}",
+        )

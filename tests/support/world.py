@@ -43,7 +43,7 @@ SECRETS = {
 }
 MODEL = "claude-haiku-4-5"
 SENDER = "Codertocat"
-FINAL = {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"}
+FINAL = frozenset({"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off"})
 
 
 PYTHON = Path(sys.executable)
@@ -112,11 +112,12 @@ class World:
         response = self.client.get("/tasks", headers={"Authorization": f"Bearer {SECRETS['AIFIX_ADMIN_TOKEN']}"})
         return list(response.json()["tasks"])
 
-    def wait(self, job_id: int, timeout: float = 90) -> dict[str, Any]:
+    def wait(self, job_id: int, timeout: float = 90, *, until: frozenset[str] = FINAL) -> dict[str, Any]:
+        """The task once its status is one of `until` (by default: once it has ended)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             task = next((t for t in self.tasks() if t["id"] == job_id), None)
-            if task and task["status"] in FINAL:
+            if task and task["status"] in until:
                 return task
             time.sleep(0.1)
         raise AssertionError(f"job {job_id} did not finish in {timeout} s; server log:\n{self.log.read_text()[-6000:]}")
@@ -174,10 +175,11 @@ def leaks(github: PullsGitHub, *model_apis: FakeModelAPI) -> list[str]:
     return secrets_in(sent(github, *model_apis), github)
 
 
-def make_remote(root: Path, model: str = MODEL) -> Path:
-    """The sample repository (its own config naming `model`, a secret in `.env`) pushed to a bare repository on disk."""
+def make_remote(root: Path, model: str = MODEL, extra_config: str = "") -> Path:
+    """The sample repository (its own config naming `model`, plus `extra_config`; a secret in `.env`) pushed to a
+    bare repository on disk."""
     files, _issue = sample()
-    files[".github/ai-fix.yml"] = config(model=model)
+    files[".github/ai-fix.yml"] = config(model=model) + extra_config
     files[".env"] = f"DEPLOY_TOKEN={CANARY}-in-the-repo\n"
     repo = make_repo(root / "origin", files)
     bare = root / "remote.git"
@@ -213,10 +215,13 @@ def service_env(root: Path, github: PullsGitHub, github_url: str, model_url: str
     }
 
 
-def start_world(root: Path, stack: ExitStack, *, model: str = MODEL, public: bool = False) -> World:
-    """`model`: the model the sample repository's `.github/ai-fix.yml` names (both `name` and `small`);
-    `public`: the service knows its own address (AIFIX_PUBLIC_URL), so it posts signed run-viewer links."""
-    bare = make_remote(root, model)
+def start_world(
+    root: Path, stack: ExitStack, *, model: str = MODEL, public: bool = False, extra_config: str = ""
+) -> World:
+    """`model`: the model the sample repository's `.github/ai-fix.yml` names (both `name` and `small`), with
+    `extra_config` appended; `public`: the service knows its own address (AIFIX_PUBLIC_URL), so it posts signed
+    run-viewer links."""
+    bare = make_remote(root, model, extra_config)
     github = make_github(bare, app_id=4343)
     github_url = stack.enter_context(serve(github.asgi()))
 
