@@ -72,19 +72,20 @@ def _numbers(conn: Conn, column: str, value: object) -> list[str]:
 
 def waiting_reason(conn: Conn, limits: Limits, job: Any, now: float) -> str:
     """Why the queued job (a `jobs` row) cannot start now; empty when nothing of these limits holds it."""
-    if limits.per_repo is not None:
-        running = _numbers(conn, "repo", job["repo"])
-        if len(running) >= limits.per_repo:
+    for limit, column, where, setting in (
+        (limits.per_repo, "repo", f"in {job['repo']}", "AIFIX_MAX_RUNNING_PER_REPO"),
+        (
+            limits.per_installation,
+            "installation_id",
+            "for this installation of the App",
+            "AIFIX_MAX_RUNNING_PER_INSTALLATION",
+        ),
+    ):
+        running = _numbers(conn, column, job[column]) if limit is not None else []
+        if limit is not None and len(running) >= limit:
             return (
-                f"Queued behind {', '.join(running)}: at most {limits.per_repo} job(s) run at once in {job['repo']} "
-                "(AIFIX_MAX_RUNNING_PER_REPO). It starts when one of them ends."
-            )
-    if limits.per_installation is not None:
-        running = _numbers(conn, "installation_id", job["installation_id"])
-        if len(running) >= limits.per_installation:
-            return (
-                f"Queued behind {', '.join(running)}: at most {limits.per_installation} job(s) run at once for this "
-                "installation of the App (AIFIX_MAX_RUNNING_PER_INSTALLATION). It starts when one of them ends."
+                f"Queued behind {', '.join(running)}: at most {limit} job(s) run at once {where} ({setting}). "
+                "It starts when one of them ends."
             )
     if limits.daily_cost_usd is not None:
         start = day_start(now)

@@ -12,6 +12,7 @@ from bot.queue.health import queue_figures
 from bot.queue.models import WORK_KINDS, Trigger
 from bot.queue.store import Store
 from tests.support.pipelines import Gate, wait_for
+from tests.support.postgres import Clock
 from tests.support.service import settled, wait_until
 from tests.support.webhooks import deliver, labeled
 
@@ -19,25 +20,9 @@ LEASE = 60.0
 A, B = "acme/api", "acme/web"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = day_start(time.time()) + 12 * 3600  # noon UTC
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(database_url: str, clock: Clock) -> Store:
-    store = Store.from_url(database_url, clock=clock)
-    store.init_schema()
-    yield store
-    store.close()
+    return Clock(day_start(time.time()) + 12 * 3600)  # noon UTC
 
 
 def enqueue(store: Store, repo: str, number: int, installation: int = 1) -> int:

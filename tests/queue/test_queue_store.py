@@ -19,27 +19,6 @@ from tests.support.webhooks import labeled
 LEASE = 30.0
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(database_url: str, clock: Clock) -> Store:
-    store = Store.from_url(database_url, clock=clock)
-    store.init_schema()
-    yield store
-    store.close()
-
-
 def enqueue(store: Store, *numbers: int) -> list[int]:
     items = []
     for n in numbers:

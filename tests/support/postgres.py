@@ -15,11 +15,14 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+
+from bot.queue.store import Store
 
 
 def free_port() -> int:
@@ -100,3 +103,27 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path / 'ai-fix.db'}"
     server: PostgresServer = request.getfixturevalue("postgres_server")
     return server.new_database()
+
+
+class Clock:
+    """A store's clock that tests move by setting `now`."""
+
+    def __init__(self, now: float | None = None) -> None:
+        self.now = time.time() if now is None else now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(database_url: str, clock: Clock) -> Iterator[Store]:
+    """A migrated store on `database_url` (SQLite, then PostgreSQL), on the `clock` fixture's time."""
+    store = Store.from_url(database_url, clock=clock)
+    store.init_schema()
+    yield store
+    store.close()
