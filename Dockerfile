@@ -1,12 +1,14 @@
 # ai-fix serve in a small image, running as a non-root user.
 #   docker build -t ai-fix . && docker run -p 8000:8000 -v ai-fix-data:/data --env-file ai-fix.env ai-fix
-FROM python:3.11-slim AS build
+# BASE: any image with Python 3.11+, pip and apt-get (a mirror's copy of python:3.12-slim, or one built locally).
+ARG BASE=python:3.12-slim
+FROM ${BASE} AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY bot ./bot
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
-FROM python:3.11-slim
+FROM ${BASE}
 # git: the workers clone and push the repository they work on.
 # bubblewrap + util-linux (setpriv, prlimit): the sandbox the checks run in (AIFIX_SANDBOX=auto finds
 # it); the container needs user namespaces for it, e.g. `docker run --security-opt seccomp=unconfined`.

@@ -36,6 +36,12 @@ class Settings(BaseSettings):
     """The issue label that starts a job."""
     workers: int = Field(default=2, ge=0, le=64)
     """How many in-process workers `ai-fix serve` runs."""
+    max_running_per_repo: int | None = Field(default=1, ge=1)
+    """Work jobs running at once in one repository, across every worker; more wait in the queue (None: no limit)."""
+    max_running_per_installation: int | None = Field(default=None, ge=1)
+    """… in one installation of the App (unset: no limit)."""
+    daily_cost_usd: float | None = Field(default=None, gt=0)
+    """What one installation's jobs may spend per UTC day; a job that would start beyond it waits for the next day."""
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("AIFIX_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
     )

@@ -2,6 +2,7 @@
 repository, a headless browser, a local image registry."""
 
 pytest_plugins = [
+    "tests.support.postgres",
     "tests.support.service",
     "tests.support.sandbox_fixtures",
     "tests.support.shop",

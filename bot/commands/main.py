@@ -12,6 +12,7 @@ from bot.errors import AiFixError
 HANDLERS = {
     "serve": "bot.commands.serve:serve_main",
     "worker": "bot.commands.worker:worker_main",
+    "migrate": "bot.commands.migrate:migrate_main",
     "contract": "bot.commands.contract:contract_main",
     "init": "bot.commands.init:init_main",
     "run": "bot.commands.run:run_main",
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
 
     sub.add_parser("worker", help="workers only, sharing the queue in the same database")
+    sub.add_parser("migrate", help="apply the job store's schema migrations (AIFIX_DATABASE_URL) and exit")
 
     contract = sub.add_parser("contract", help="print the task contract for an issue as JSON (dry run)")
     contract.add_argument("--repo", required=True, help="path to a local git repository")

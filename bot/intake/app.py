@@ -23,7 +23,7 @@ from bot.errors import StoreUnavailable
 from bot.intake.metrics import CiCounts, Metrics
 from bot.intake.webhook import MAX_BODY, WebhookEndpoint, WebhookFirst
 from bot.intake.writer import IntakeWriter
-from bot.queue.health import BACKLOG_SECONDS, delivery_backlog, quarantined_deliveries
+from bot.queue.health import BACKLOG_SECONDS, delivery_backlog, queue_figures
 from bot.queue.models import Job, JobStatus
 from bot.queue.store import Store
 from bot.secrets import held_secrets
@@ -133,11 +133,11 @@ def create_app(
             return refused
         try:
             jobs = await run_in_threadpool(store.job_counts)
-            quarantined = await run_in_threadpool(quarantined_deliveries, store)
+            figures = await run_in_threadpool(queue_figures, store)
             ci = await run_in_threadpool(_ci_counts, store)
         except StoreUnavailable as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
-        return PlainTextResponse(metrics.render(jobs, quarantined, ci), media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(metrics.render(jobs, figures, ci), media_type="text/plain; version=0.0.4")
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

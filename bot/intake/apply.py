@@ -9,14 +9,13 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.errors import StoreUnavailable
 from bot.intake.events import Event
 from bot.intake.triggers import Decision, InstallationChange, LabelRemoved, Triggered
-from bot.queue.database import is_outage, savepoint
+from bot.queue.database import Conn, is_outage, savepoint
 from bot.queue.models import MAX_DELIVERY_FAILURES, Trigger
 from bot.queue.store import Store
 
@@ -40,7 +39,7 @@ class Ack:
     job_id: int | None = None
 
 
-def _apply_installation(store: Store, conn: sqlite3.Connection, change: InstallationChange, now: float) -> None:
+def _apply_installation(store: Store, conn: Conn, change: InstallationChange, now: float) -> None:
     row = conn.execute("SELECT repos FROM installations WHERE id = ?", (change.installation_id,)).fetchone()
     repos = set(json.loads(row[0])) if row else set()
     repos = (repos | set(change.repos_added)) - set(change.repos_removed)
@@ -70,7 +69,7 @@ def _work(decision: Decision) -> str | None:
     return None
 
 
-def _apply_meaning(store: Store, conn: sqlite3.Connection, decision: Decision, received_at: float) -> Ack:
+def _apply_meaning(store: Store, conn: Conn, decision: Decision, received_at: float) -> Ack:
     reason = getattr(decision, "reason", "")
     if isinstance(decision, Triggered):
         job_id, outcome = store.enqueue(conn, decision.trigger, received_at)
@@ -93,7 +92,7 @@ def _stored_decision(outcome: str, work: str) -> Decision:
 
 
 def _process(
-    store: Store, conn: sqlite3.Connection, delivery_id: str, decision: Callable[[], Decision], received_at: float
+    store: Store, conn: Conn, delivery_id: str, decision: Callable[[], Decision], received_at: float
 ) -> Ack | None:
     """Mark one stored delivery processed and apply what it means, in a savepoint of the caller's transaction.
 
@@ -123,7 +122,7 @@ def _process(
         return None
 
 
-def _record_failure(conn: sqlite3.Connection, delivery_id: str, error: str) -> int:
+def _record_failure(conn: Conn, delivery_id: str, error: str) -> int:
     """Count a failure against a stored delivery (quarantined, i.e. done with, at the last); returns its failures."""
     conn.execute(
         "UPDATE deliveries SET failures = failures + 1, error = ?, "
@@ -133,7 +132,7 @@ def _record_failure(conn: sqlite3.Connection, delivery_id: str, error: str) -> i
     return int(conn.execute("SELECT failures FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()[0])
 
 
-def apply_delivery(store: Store, conn: sqlite3.Connection, item: Incoming, *, defer: bool = False) -> Ack:
+def apply_delivery(store: Store, conn: Conn, item: Incoming, *, defer: bool = False) -> Ack:
     """Store one delivery and, unless `defer`, what it means; a delivery id seen before changes nothing."""
     event, decision = item.event, item.decision
     work = _work(decision)
@@ -183,13 +182,15 @@ def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> 
 def process_pending(store: Store, limit: int) -> int:
     """Apply the meaning of up to `limit` stored, unprocessed deliveries, oldest first; returns how many were found.
 
-    One transaction: it holds the write lock from its start, and each delivery is marked processed in it,
-    so whichever process or thread comes next finds them done. Each delivery is applied on its own
+    One transaction: it holds the write lock from its start (on PostgreSQL: the rows it read, SKIP LOCKED, so
+    another process takes others), and each delivery is marked processed in it, so whichever process or
+    thread comes next finds them done. Each delivery is applied on its own
     (see `_process`): one that fails is counted, never blocks the others.
     """
     with store.transaction() as conn:
         rows = conn.execute(
-            "SELECT id, outcome, work, received_at FROM deliveries WHERE processed = 0 ORDER BY received_at LIMIT ?",
+            "SELECT id, outcome, work, received_at FROM deliveries WHERE processed = 0 ORDER BY received_at LIMIT ?"
+            f"{store.db.for_update}{store.db.skip_locked}",
             (limit,),
         ).fetchall()
         for delivery_id, outcome, work, received_at in rows:

@@ -1,5 +1,5 @@
 """Prometheus text for /metrics: deliveries by event and outcome, quarantined ones, jobs by state, CI rounds and
-re-runs, acknowledgement latency."""
+re-runs, cost and outcomes per repository, the queue's depth and oldest job, acknowledgement latency."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import bisect
 import gc
 from collections import Counter
 from dataclasses import dataclass, field
+
+from bot.queue.health import QueueFigures
 
 BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Seconds; GitHub gives up after 10 s."""
@@ -75,7 +77,7 @@ class Metrics:
         self._sum += seconds
         self._count += 1
 
-    def render(self, jobs: dict[tuple[str, str], int], quarantined: int, ci: CiCounts | None = None) -> str:
+    def render(self, jobs: dict[tuple[str, str], int], figures: QueueFigures, ci: CiCounts | None = None) -> str:
         lines = [
             "# HELP aifix_deliveries_total Webhook deliveries by event and outcome.",
             "# TYPE aifix_deliveries_total counter",
@@ -85,12 +87,32 @@ class Metrics:
         lines += [
             "# HELP aifix_deliveries_quarantined Stored deliveries whose meaning failed to apply repeatedly, set aside.",
             "# TYPE aifix_deliveries_quarantined gauge",
-            f"aifix_deliveries_quarantined {quarantined}",
+            f"aifix_deliveries_quarantined {figures.quarantined}",
         ]
         lines += ["# HELP aifix_jobs Jobs in the store by kind and status.", "# TYPE aifix_jobs gauge"]
         for (kind, status), n in sorted(jobs.items()):
             lines.append(f'aifix_jobs{{kind="{_label(kind)}",status="{_label(status)}"}} {n}')
         lines += (ci or CiCounts()).lines()
+        lines += [
+            "# HELP aifix_cost_usd_total Dollars the finished jobs of each repository recorded for their model calls.",
+            "# TYPE aifix_cost_usd_total counter",
+        ]
+        for repo, usd in sorted(figures.cost_by_repo.items()):
+            lines.append(f'aifix_cost_usd_total{{repo="{_label(repo)}"}} {usd:.6f}')
+        lines += [
+            "# HELP aifix_outcomes_total Jobs that ended, by repository and outcome.",
+            "# TYPE aifix_outcomes_total counter",
+        ]
+        for (repo, outcome), n in sorted(figures.outcomes.items()):
+            lines.append(f'aifix_outcomes_total{{repo="{_label(repo)}",outcome="{_label(outcome)}"}} {n}')
+        lines += [
+            "# HELP aifix_queue_depth Jobs queued, waiting for a worker (or for a limit).",
+            "# TYPE aifix_queue_depth gauge",
+            f"aifix_queue_depth {figures.queued}",
+            "# HELP aifix_queue_oldest_seconds Age of the oldest queued job (0 when none is queued).",
+            "# TYPE aifix_queue_oldest_seconds gauge",
+            f"aifix_queue_oldest_seconds {figures.oldest_queued_seconds:.3f}",
+        ]
         lines += [
             "# HELP aifix_ack_seconds Time from request start to the webhook's answer.",
             "# TYPE aifix_ack_seconds histogram",

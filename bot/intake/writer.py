@@ -11,6 +11,10 @@ has arrived for QUIET_BEFORE_PROCESSING, in batches, each in a transaction that 
 delivery processed: a crash in between loses nothing (the next start applies it) and two processes
 sharing the database never both apply one (each transaction holds the write lock and re-checks the
 mark).
+
+On PostgreSQL a commit is a round trip to the server, durable when it returns: the gathered deliveries
+are committed by a thread of their own (whatever arrived meanwhile joins the next batch), not on the
+event loop, and there is no WAL for the writer to fsync or checkpoint.
 """
 
 from __future__ import annotations
@@ -69,10 +73,13 @@ class IntakeWriter:
         self._processor = threading.Thread(target=self._run, name="ai-fix-intake-processor", daemon=True)
         self._checkpointer = threading.Thread(target=self._checkpoints, name="ai-fix-wal-checkpoint", daemon=True)
         self._syncer = threading.Thread(target=self._sync_wal, name="ai-fix-wal-sync", daemon=True)
+        self._committer = threading.Thread(target=self._commit_queued, name="ai-fix-intake-commit", daemon=True)
+        self._queued: list[_Pending] = []
+        """Gathered for the committer thread (databases whose commit waits on the network)."""
+        self._to_commit = threading.Event()
         self._stopped = threading.Event()
         self._write_lock = threading.Lock()
         """Held around each transaction of this process: a commit waits on it, not in SQLite's sleeping busy handler."""
-        self._configured: set[int] = set()
         self._unsynced: list[_Pending] = []
         self._unsynced_lock = threading.Lock()
         self._to_sync = threading.Event()
@@ -86,6 +93,8 @@ class IntakeWriter:
     def start(self) -> None:
         """Apply what the last run acknowledged but did not process (after a crash), then take deliveries."""
         self._process_all()
+        if self.store.db.commit_in_thread:
+            self._committer.start()
         self._syncer.start()
         self._processor.start()
         self._checkpointer.start()
@@ -94,6 +103,9 @@ class IntakeWriter:
         """Answer what was committed (after its fsync), then process what was acknowledged (SIGTERM's drain)."""
         if not self._stopped.is_set():
             self._stopped.set()
+            self._to_commit.set()
+            if self._committer.is_alive():
+                self._committer.join(timeout=self.SYNC_TIMEOUT)
             self._to_sync.set()
             self._syncer.join(timeout=self.SYNC_TIMEOUT)
             self._processor.join(timeout=10)
@@ -129,26 +141,40 @@ class IntakeWriter:
                 ]
             )
             return
+        if self.store.db.commit_in_thread:
+            with self._unsynced_lock:
+                self._queued += gathered
+            self._to_commit.set()
+            return
         for start in range(0, len(gathered), self.max_batch):
             self._commit(loop, gathered[start : start + self.max_batch])
 
-    def _configure(self) -> None:
-        """The loop thread's connection never checkpoints by itself (the checkpointer thread does, when quiet),
-        and, where commits must be durable, leaves the fsync to the syncer thread."""
-        conn = self.store.connection()
-        if id(conn) not in self._configured:
-            conn.execute("PRAGMA wal_autocheckpoint=0")
-            if self.store.synchronous == "full":
-                conn.execute("PRAGMA synchronous=NORMAL")
-            self._configured.add(id(conn))
+    def _commit_queued(self) -> None:
+        """The committer thread: everything gathered since its last commit goes into the next one."""
+        while True:
+            if not self._stopped.is_set():
+                self._to_commit.wait()
+            self._to_commit.clear()
+            with self._unsynced_lock:
+                gathered, self._queued = self._queued, []
+            if not gathered and self._stopped.is_set():
+                return
+            self._commit_and_answer(gathered)
+            del gathered  # nothing of an answered batch is kept while this thread waits
 
-    def _commit(self, loop: asyncio.AbstractEventLoop, batch: list[_Pending]) -> None:
+    def _commit_and_answer(self, gathered: list[_Pending]) -> None:
+        for start in range(0, len(gathered), self.max_batch):
+            batch = gathered[start : start + self.max_batch]
+            results = self._store_batch(batch)
+            _answer_on_loops(batch, [(p.future, r) for p, r in zip(batch, results)])
+
+    def _store_batch(self, batch: list[_Pending]) -> list[Ack | Exception]:
         try:
             with self._write_lock:  # also orders this read of _pending after the processor's update of it
                 defer = (
                     self._pending or len(batch) > 1
                 )  # earlier deliveries are processed first; a burst is answered first
-                self._configure()
+                self.store.db.prepare_writer()
                 results: list[Ack | Exception] = apply_batch(self.store, [p.item for p in batch], defer=defer)
         except StoreUnavailable as exc:
             log.error("job store unavailable, %d deliveries refused: %s", len(batch), exc)
@@ -159,7 +185,11 @@ class IntakeWriter:
         self._pending = self._pending or any(isinstance(r, Ack) and r.outcome == "accepted" for r in results)
         self._last_commit = time.monotonic()
         self._uncheckpointed += len(batch)
-        if self.store.synchronous != "full":  # synchronous=normal: committed to the WAL is what was asked for
+        return results
+
+    def _commit(self, loop: asyncio.AbstractEventLoop, batch: list[_Pending]) -> None:
+        results = self._store_batch(batch)
+        if not self.store.db.needs_wal_sync:  # synchronous=normal: committed to the WAL is what was asked for
             _settle([(p.future, r) for p, r in zip(batch, results)])
             return
         acked: list[tuple[_Pending, Ack]] = []
@@ -201,20 +231,11 @@ class IntakeWriter:
             answers = [
                 (p.future, StoreUnavailable(f"job store could not flush to disk ({exc}); retry later")) for p in batch
             ]
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
-        timers: dict[asyncio.AbstractEventLoop, set[asyncio.TimerHandle]] = {}
-        for pending, answer in zip(batch, answers):
-            by_loop.setdefault(pending.loop, []).append(answer)
-            if pending.timer is not None:
-                timers.setdefault(pending.loop, set()).add(pending.timer)
-        for loop, loop_answers in by_loop.items():
-            try:
-                loop.call_soon_threadsafe(_settle, loop_answers, timers.get(loop, ()))
-            except RuntimeError:  # that loop has closed: nobody is waiting any more
-                pass
+        _answer_on_loops(batch, answers)
 
     def _wal_fd(self) -> int:
-        path = f"{self.store.path}-wal"
+        path = self.store.db.wal_file
+        assert path is not None  # only databases with a WAL of their own need this fsync
         inode = os.stat(path).st_ino
         if self._wal is None or self._wal[1] != inode:
             if self._wal is not None:
@@ -278,6 +299,21 @@ class _Pending:
     """Set once committed, while it waits for the fsync."""
     timer: asyncio.TimerHandle | None = None
     """The refusal its batch gets if the fsync does not return in time."""
+
+
+def _answer_on_loops(batch: list[_Pending], answers: list[tuple[asyncio.Future[Ack], Ack | Exception]]) -> None:
+    """From another thread: each answer settled on its request's loop, with the batch's refusal timers cancelled."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Ack], Ack | Exception]]] = {}
+    timers: dict[asyncio.AbstractEventLoop, set[asyncio.TimerHandle]] = {}
+    for pending, answer in zip(batch, answers):
+        by_loop.setdefault(pending.loop, []).append(answer)
+        if pending.timer is not None:
+            timers.setdefault(pending.loop, set()).add(pending.timer)
+    for loop, loop_answers in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, loop_answers, timers.get(loop, ()))
+        except RuntimeError:  # that loop has closed: nobody is waiting any more
+            pass
 
 
 def _settle(

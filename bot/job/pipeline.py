@@ -365,7 +365,9 @@ class Attempt:
             if self.ws is not None:
                 self.ws.remove()  # everything is pushed; the trace stays beside the job directory
         data = {"pr": self.pr.html_url if self.pr else "", "branch": result.branch, "head": result.head_sha}
-        return JobOutcome(status=STATUS[result.outcome], reason=result.reason, data=data)
+        return JobOutcome(
+            status=STATUS[result.outcome], reason=result.reason, data=data, cost_usd=result.cost.usd or 0.0
+        )
 
     def comment_handoff(self, result: RunResult) -> list[str]:
         """The handoff in the issue comment: in full when no pull request carries it."""

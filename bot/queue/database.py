@@ -1,80 +1,113 @@
-"""The job store's database: its URL (AIFIX_DATABASE_URL), its tables (`schema.sql`) and their upgrades."""
+"""What the store needs of a database, whichever it is: connections, transactions, locks, wake-ups.
+
+`bot.queue.sqlite_db` (one file, the embedded default) and `bot.queue.postgres_db` (a server shared by
+many intakes and workers) implement it; `bot.queue.store` holds the SQL, written once for both: `?`
+placeholders, ON CONFLICT, RETURNING, savepoints.
+"""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
-from importlib import resources
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
-from bot.errors import ConfigError, StoreUnavailable
+import psycopg
 
-DELIVERY_COLUMNS = {
-    "work": "TEXT",
-    "processed": "INTEGER NOT NULL DEFAULT 1",
-    "failures": "INTEGER NOT NULL DEFAULT 0",
-    "error": "TEXT NOT NULL DEFAULT ''",
-}
-"""Added to `deliveries` since its first version: a database from before gets them (its rows were processed when stored)."""
-DELIVERY_INDEXES = (
-    "CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (received_at) WHERE processed = 0",
-    "CREATE INDEX IF NOT EXISTS deliveries_failed ON deliveries (received_at) WHERE failures > 0",
-)
+from bot.errors import StoreUnavailable
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Create the tables, and bring a database made by an earlier version up to date."""
-    conn.executescript(resources.files("bot.queue").joinpath("schema.sql").read_text())
-    present = {row[1] for row in conn.execute("PRAGMA table_info(deliveries)")}
-    for column, declaration in DELIVERY_COLUMNS.items():
-        if column not in present:
-            conn.execute(f"ALTER TABLE deliveries ADD COLUMN {column} {declaration}")
-    for index in DELIVERY_INDEXES:
-        conn.execute(index)
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
 
 
-def connect(path: Path, synchronous: str, busy_timeout: float, *, create: bool) -> sqlite3.Connection:
-    """A connection in WAL mode (autocommit: transactions are explicit); StoreUnavailable if it cannot be opened.
+class Conn(Protocol):
+    """A connection inside a transaction; rows read both by position and by column name."""
 
-    Unless `create`, the file must exist: a store whose file was moved away must not leave an empty one behind.
-    """
-    target = str(path) if create else f"{path.absolute().as_uri()}?mode=rw"
-    try:
-        conn = sqlite3.connect(
-            target, timeout=busy_timeout, isolation_level=None, check_same_thread=False, uri=not create
-        )
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        # After a checkpoint lets the WAL restart, truncate it back to this size.
-        conn.execute("PRAGMA journal_size_limit=67108864")
-    except sqlite3.Error as exc:
-        raise StoreUnavailable(f"cannot open the job store {path}: {exc}; check AIFIX_DATABASE_URL") from exc
-    conn.row_factory = sqlite3.Row
-    return conn
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Cursor: ...
 
 
-def file_identity(path: Path) -> tuple[int, int] | None:
-    """(device, inode) of the file at `path` now; None when there is none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
+class Database(ABC):
+    """One database the store's SQL runs on; every database error leaves it as StoreUnavailable."""
+
+    dialect: str
+    """`sqlite` or `postgresql`: which folder of `migrations/` applies."""
+    for_update = ""
+    """Appended to a SELECT whose rows the transaction updates next: locks them where other writers run at once."""
+    skip_locked = ""
+    """Appended to a SELECT of rows to take: rows another transaction is taking are passed over, not waited for."""
+    needs_wal_sync = False
+    """Commits reach the disk only once the intake writer fsyncs the WAL itself (SQLite, synchronous=full)."""
+    commit_in_thread = False
+    """A commit waits on the network: the intake writer commits on its own thread, not on the event loop's."""
+    wal_file: Path | None = None
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Conn]:
+        """BEGIN … COMMIT (rolled back on any error)."""
+
+    @abstractmethod
+    def reading(self) -> AbstractContextManager[Conn]:
+        """A connection for reads outside a transaction."""
+
+    @abstractmethod
+    def run_script(self, conn: Conn, sql: str) -> None:
+        """Run the statements of a migration inside the caller's transaction."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def lock(self, conn: Conn, *keys: str) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
+        """Serialise transactions that name the same keys, until this one ends (SQLite: all writers are already)."""
+
+    def notify_work(self, conn: Conn) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
+        """Tell idle workers, once this transaction commits, that a job can be claimed."""
+
+    def work_token(self) -> int:
+        """Taken before looking for work: `wait_for_work` returns at once if work was announced since."""
+        return 0
+
+    def wait_for_work(self, token: int, timeout: float, stop: threading.Event) -> None:
+        """Sleep up to `timeout` s, less when work is announced or `stop` is set."""
+        stop.wait(timeout)
+
+    def before_migrations(self, conn: Conn) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
+        """Bring a database made before migrations were versioned to their first version."""
+
+    def prepare_writer(self) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
+        """Configure the intake writer's connection on this thread."""
+
+    def checkpoint(self) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
+        """Copy the write-ahead log into the database when the intake is quiet (SQLite)."""
 
 
 def is_outage(exc: BaseException) -> bool:
-    """Whether an error inside a transaction is the database's (disk, locks, schema) rather than the data's.
+    """Whether an error inside a transaction is the database's (disk, locks, connection, schema) rather than the data's.
 
     The data's (a value the driver cannot bind, a constraint, a stored record that no longer reads) count
     against the one delivery that carried it; an outage fails the whole transaction, to be retried.
     """
+    if isinstance(exc, psycopg.Error):  # on PostgreSQL only bad values and broken constraints are the data's
+        return not isinstance(exc, psycopg.DataError | psycopg.IntegrityError)
     return isinstance(exc, StoreUnavailable | sqlite3.OperationalError)
 
 
+def is_database_error(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.Error | psycopg.Error)
+
+
 @contextmanager
-def savepoint(conn: sqlite3.Connection, name: str = "item") -> Iterator[None]:
+def savepoint(conn: Conn, name: str = "item") -> Iterator[None]:
     """A nested transaction: an error inside rolls back only what was done inside (SQL both databases share)."""
     conn.execute(f"SAVEPOINT {name}")
     try:
@@ -84,24 +117,3 @@ def savepoint(conn: sqlite3.Connection, name: str = "item") -> Iterator[None]:
         conn.execute(f"RELEASE SAVEPOINT {name}")
         raise
     conn.execute(f"RELEASE SAVEPOINT {name}")
-
-
-SYNC_MODES = ("full", "normal")
-
-
-def parse_sqlite_url(url: str) -> tuple[Path, str]:
-    """The file and synchronous mode of `sqlite:///relative.db`, `sqlite:////absolute.db[?synchronous=normal]`.
-
-    `full` (default): each commit is fsynced before anything in it is acknowledged. `normal`: committed to
-    the WAL (survives a crash of the process, not of the machine), several times faster on slow disks.
-    """
-    prefix = "sqlite:///"
-    path, _, query = url.partition("?")
-    options = dict(part.partition("=")[::2] for part in query.split("&") if part)
-    sync = options.pop("synchronous", "full").lower()
-    if not path.startswith(prefix) or len(path) == len(prefix) or options or sync not in SYNC_MODES:
-        raise ConfigError(
-            f"AIFIX_DATABASE_URL {url!r} is not supported: use sqlite:///ai-fix.db (relative) or "
-            "sqlite:////var/lib/ai-fix.db, optionally with ?synchronous=normal"
-        )
-    return Path(path[len(prefix) :]), sync

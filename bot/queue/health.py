@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bot.queue.models import MAX_DELIVERY_FAILURES
+from dataclasses import dataclass
+
+from bot.queue.models import FINAL_STATUSES, MAX_DELIVERY_FAILURES
 from bot.queue.store import Store
 
 BACKLOG_SECONDS = 60.0
@@ -33,3 +35,39 @@ def quarantined_deliveries(store: Store) -> int:
     with store.reading() as conn:
         row = conn.execute("SELECT COUNT(*) FROM deliveries WHERE failures >= ?", (MAX_DELIVERY_FAILURES,)).fetchone()
     return int(row[0])
+
+
+@dataclass(frozen=True)
+class QueueFigures:
+    """What /metrics reports from the store, which every intake and worker shares."""
+
+    quarantined: int
+    cost_by_repo: dict[str, float]
+    """Dollars the finished jobs of each repository recorded."""
+    outcomes: dict[tuple[str, str], int]
+    """Jobs that ended, by (repository, final status)."""
+    queued: int
+    oldest_queued_seconds: float
+    """Age of the oldest queued job (0 when none is queued)."""
+
+
+def queue_figures(store: Store) -> QueueFigures:
+    finals = sorted(FINAL_STATUSES)
+    marks = ",".join("?" for _ in finals)
+    with store.reading() as conn:
+        rows = conn.execute(
+            f"SELECT repo, status, COUNT(*), COALESCE(SUM(cost_usd), 0) FROM jobs WHERE status IN ({marks}) "
+            "GROUP BY repo, status",
+            finals,
+        ).fetchall()
+        queued, oldest = conn.execute("SELECT COUNT(*), MIN(created_at) FROM jobs WHERE status = 'queued'").fetchone()
+    cost: dict[str, float] = {}
+    for repo, _, _, usd in rows:
+        cost[repo] = cost.get(repo, 0.0) + float(usd)
+    return QueueFigures(
+        quarantined=quarantined_deliveries(store),
+        cost_by_repo=cost,
+        outcomes={(r[0], r[1]): int(r[2]) for r in rows},
+        queued=int(queued),
+        oldest_queued_seconds=max(store.clock() - float(oldest), 0.0) if oldest is not None else 0.0,
+    )

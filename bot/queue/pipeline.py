@@ -31,6 +31,8 @@ class JobOutcome(BaseModel):
     reason: str = ""
     data: dict[str, Any] = {}
     """Extra facts for the job's history (e.g. the PR url); redacted before storing."""
+    cost_usd: float = 0.0
+    """What the job's model calls cost, in dollars (summed per installation and day for AIFIX_DAILY_COST_USD)."""
     until: float = 0.0
     """For `awaiting_approval`: the deadline (epoch seconds); the job waits without a worker until an answer or then."""
 

@@ -1,22 +1,23 @@
-"""The durable store (SQLite in WAL mode): deliveries, jobs, their triggers and history, installations.
+"""The durable store: deliveries, jobs, their triggers and history, installations; SQLite or PostgreSQL.
 
-The SQL sticks to what SQLite and PostgreSQL share (ON CONFLICT, RETURNING-free updates guarded by
-their WHERE clause, REAL epoch timestamps) so a PostgreSQL adapter can reuse it.
+The SQL is written once for both databases (`bot.queue.database`): what differs (locking, wake-ups,
+placeholders, the tables' types) is the database's. On SQLite every transaction holds the one write
+lock; on PostgreSQL rows are locked where they are updated, jobs are taken with SKIP LOCKED, and an
+issue's enqueueing is serialised by an advisory lock, so the promises hold with many processes at once.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
-from bot.errors import StoreUnavailable
-from bot.queue.database import connect, file_identity, migrate, parse_sqlite_url
+from bot.errors import ConfigError, StoreUnavailable
+from bot.queue.database import Conn, Database, is_database_error
+from bot.queue.governance import NO_LIMITS, Limits, allowed, waiting_reason
+from bot.queue.migrate import migrate, unknown_versions
 from bot.queue.models import (
     COMMAND_KINDS,
     MAX_ATTEMPTS,
@@ -27,6 +28,8 @@ from bot.queue.models import (
     PlanAnswer,
     Trigger,
 )
+from bot.queue.postgres_db import PostgresDatabase
+from bot.queue.sqlite_db import SqliteDatabase
 from bot.queue.waiting import WAITING, WaitingJobs, answer_waiting, wake_expired
 
 _ACTIVE = ("queued", "running", WAITING)
@@ -42,106 +45,62 @@ def _family(kind: str) -> str:
     return kind if kind in OWN_FAMILY_KINDS else "work"
 
 
-class Store(WaitingJobs):
-    """Thread-safe access to the database: one connection per thread, explicit short transactions."""
 
-    def __init__(
-        self,
-        path: Path,
-        *,
-        synchronous: str = "full",
-        busy_timeout: float = 5.0,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.path = path
-        self.synchronous = synchronous
-        self.busy_timeout = busy_timeout
+def open_database(url: str, *, busy_timeout: float = 5.0, pool_size: int = 10) -> Database:
+    """The database AIFIX_DATABASE_URL names: sqlite:///file.db or postgresql://user@host:port/db."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return PostgresDatabase(url, pool_size=pool_size)
+    return SqliteDatabase.from_url(url, busy_timeout=busy_timeout)
+
+
+class Store(WaitingJobs):
+    """The job store's operations; each is one short transaction of the database's."""
+
+    def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
+        self.db = db
         self.clock = clock
-        self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        self._identity: tuple[int, int] | None = None
-        """(device, inode) of the database file when the first connection opened it."""
 
     @classmethod
-    def from_url(cls, url: str, **kwargs: Any) -> Store:
-        path, synchronous = parse_sqlite_url(url)
-        return cls(path, synchronous=synchronous, **kwargs)
+    def from_url(cls, url: str, *, clock: Callable[[], float] = time.time, **options: Any) -> Store:
+        return cls(open_database(url, **options), clock=clock)
 
-    # -- connections and transactions -------------------------------------------------------------
+    # -- transactions -----------------------------------------------------------------------------
 
-    def connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            self.check_file()
-            conn = connect(self.path, self.synchronous, self.busy_timeout, create=self._identity is None)
-            with self._lock:
-                self._identity = self._identity or file_identity(self.path)
-                self._all.append(conn)
-            self._local.conn = conn
-        return conn
+    def transaction(self) -> AbstractContextManager[Conn]:
+        """BEGIN … COMMIT; any database error inside becomes StoreUnavailable after a rollback."""
+        return self.db.transaction()
 
-    def check_file(self) -> None:
-        """StoreUnavailable unless the path still names the file this store opened first (not moved or replaced).
-
-        Connections opened before a move keep writing into the moved file; ones opened after would open
-        whatever is at the path now: either way work would go where nobody reads it.
-        """
-        if self._identity is not None and file_identity(self.path) != self._identity:
-            raise StoreUnavailable(
-                f"the job store {self.path} is not the file this process opened (it was moved, deleted or "
-                "replaced); restore it and restart the service"
-            )
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE … COMMIT: takes the write lock up front so read-then-write cannot race.
-
-        Any database error inside becomes StoreUnavailable after a rollback.
-        """
-        conn = self.connection()
-        self.check_file()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise StoreUnavailable(f"job store is unavailable ({exc}); retry later") from exc
-            raise
-
-    @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> AbstractContextManager[Conn]:
         """A connection for reads; database errors become StoreUnavailable."""
-        try:
-            yield self.connection()
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"job store does not answer: {exc}") from exc
+        return self.db.reading()
 
-    def init_schema(self) -> None:
-        conn = self.connection()
+    def init_schema(self) -> list[str]:
+        """Apply the migrations this database lacks (names of those applied); refuse one a newer ai-fix migrated."""
         try:
-            migrate(conn)
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"cannot create the tables in {self.path}: {exc}") from exc
+            done = migrate(self.db, self.clock())
+            newer = unknown_versions(self.db)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            if not is_database_error(exc):
+                raise
+            raise StoreUnavailable(f"cannot create or upgrade the job store's tables: {exc}") from exc
+        if newer:
+            raise ConfigError(
+                f"the job store has schema versions {newer} this ai-fix does not know (a newer version migrated it); "
+                "run that version, or restore a backup from before"
+            )
+        return [f"{m.version:04d}_{m.name}" for m in done]
 
     def checkpoint(self) -> None:
-        """Copy the WAL into the database without blocking writers (the intake writer never checkpoints itself)."""
-        with self.reading() as conn:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        self.db.checkpoint()
 
     def close(self) -> None:
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
+        self.db.close()
 
     # -- history ----------------------------------------------------------------------------------
 
-    def add_event(self, conn: sqlite3.Connection, job_id: int, event: str, data: dict[str, Any]) -> None:
+    def add_event(self, conn: Conn, job_id: int, event: str, data: dict[str, Any]) -> None:
         conn.execute(
             "INSERT INTO events (job_id, at, event, data) VALUES (?, ?, ?, ?)",
             (job_id, self.clock(), event, json.dumps(data, default=str)),
@@ -153,22 +112,22 @@ class Store(WaitingJobs):
 
     # -- enqueueing (called inside the intake transaction) ----------------------------------------
 
-    def insert_job(self, conn: sqlite3.Connection, trigger: Trigger, now: float) -> int:
-        cur = conn.execute(
+    def insert_job(self, conn: Conn, trigger: Trigger, now: float) -> int:
+        row = conn.execute(
             "INSERT INTO jobs (repo, number, kind, status, installation_id, available_at, created_at, updated_at) "
-            "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?) RETURNING id",
             (trigger.repo, trigger.number, trigger.kind, trigger.installation_id, now, now, now),
-        )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+        ).fetchone()
+        self.db.notify_work(conn)
+        return int(row[0])
 
-    def attach_trigger(self, conn: sqlite3.Connection, job_id: int, trigger: Trigger) -> None:
+    def attach_trigger(self, conn: Conn, job_id: int, trigger: Trigger) -> None:
         conn.execute(
             "INSERT INTO triggers (job_id, delivery_id, review_id, data) VALUES (?, ?, ?, ?)",
             (job_id, trigger.delivery_id, trigger.review_id, trigger.model_dump_json()),
         )
 
-    def enqueue(self, conn: sqlite3.Connection, trigger: Trigger, now: float) -> tuple[int, str]:
+    def enqueue(self, conn: Conn, trigger: Trigger, now: float) -> tuple[int, str]:
         """Attach the trigger to the job it belongs to, or open one; returns (job id, queued | merged).
 
         One active job per issue or PR: a trigger merges into a queued job of its family (`_family`), or one
@@ -181,6 +140,7 @@ class Store(WaitingJobs):
             self.add_event(conn, job_id, "queued", {"kind": trigger.kind, "sender": trigger.sender})
             return job_id, "queued"
         target = (trigger.repo, trigger.number)
+        self.db.lock(conn, f"target {trigger.repo}#{trigger.number}")
         existing = None
         if trigger.review_id is not None:
             existing = conn.execute(
@@ -215,7 +175,7 @@ class Store(WaitingJobs):
         self.add_event(conn, job_id, "queued", data)
         return job_id, "queued"
 
-    def cancel_where(self, conn: sqlite3.Connection, where: str, params: Sequence[object], reason: str) -> list[int]:
+    def cancel_where(self, conn: Conn, where: str, params: Sequence[object], reason: str) -> list[int]:
         """Cancel queued and waiting work jobs at once and ask running ones to stop at their next checkpoint."""
         rows = conn.execute(
             f"SELECT id, status FROM jobs WHERE {where} AND status IN ({_marks(_ACTIVE)}) AND kind IN ({_marks(WORK_KINDS)})",
@@ -248,9 +208,10 @@ class Store(WaitingJobs):
 
     # -- leasing ----------------------------------------------------------------------------------
 
-    def _reclaim_expired(self, conn: sqlite3.Connection, now: float) -> None:
+    def _reclaim_expired(self, conn: Conn, now: float) -> None:
         rows = conn.execute(
-            "SELECT id, attempts, cancel_requested, lease_owner FROM jobs WHERE status = 'running' AND lease_expires < ?",
+            "SELECT id, attempts, cancel_requested, lease_owner FROM jobs WHERE status = 'running' AND lease_expires < ?"
+            f"{self.db.for_update}{self.db.skip_locked}",
             (now,),
         ).fetchall()
         for job_id, attempts, cancel_requested, owner in rows:
@@ -263,43 +224,74 @@ class Store(WaitingJobs):
                 )
             else:
                 status, reason = "queued", ""
-            conn.execute(
+            if conn.execute(
                 "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? "
-                "WHERE id = ? AND status = 'running'",
-                (status, reason, now, job_id),
-            )
-            self.add_event(conn, job_id, "lease_expired", {"worker": owner, "attempt": attempts, "now": status})
+                "WHERE id = ? AND status = 'running' AND lease_expires < ?",
+                (status, reason, now, job_id, now),
+            ).rowcount:
+                self.add_event(conn, job_id, "lease_expired", {"worker": owner, "attempt": attempts, "now": status})
 
-    def claim(self, owner: str, kinds: Sequence[str], lease_seconds: float) -> Job | None:
-        """Take the oldest runnable job of `kinds`, leased to `owner`; None when there is none."""
+    def claim(self, owner: str, kinds: Sequence[str], lease_seconds: float, limits: Limits = NO_LIMITS) -> Job | None:
+        """Take the oldest runnable job of `kinds` that `limits` let start, leased to `owner`; None when there is none."""
         now = self.clock()
+        commands = set(kinds) <= set(COMMAND_KINDS)
         exclusive = (
             ""
-            if set(kinds) <= set(COMMAND_KINDS)
+            if commands
             else (
                 "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
                 f"AND r.status IN ('running', '{WAITING}') AND r.kind IN ({_marks(WORK_KINDS)}))"
             )
         )
+        governed, governed_params = ("", []) if commands else allowed(limits, now)
         with self.transaction() as conn:
             self._reclaim_expired(conn, now)
             wake_expired(self, conn, now)
             row = conn.execute(
-                f"SELECT j.id FROM jobs j WHERE j.status = 'queued' AND j.kind IN ({_marks(kinds)}) AND j.available_at <= ? "
-                f"{exclusive} ORDER BY j.id LIMIT 1",
-                (*kinds, now, *(WORK_KINDS if exclusive else ())),
+                f"SELECT j.id, j.repo, j.installation_id FROM jobs j WHERE j.status = 'queued' AND j.kind IN ({_marks(kinds)}) "
+                f"AND j.available_at <= ? {exclusive}{governed} ORDER BY j.id LIMIT 1{self.db.for_update}{self.db.skip_locked}",
+                (*kinds, now, *(WORK_KINDS if exclusive else ()), *governed_params),
             ).fetchone()
             if row is None:
                 return None
             job_id = int(row[0])
+            if governed:
+                # Where claims run at once (PostgreSQL), two could each see one slot left: the claims of one
+                # installation and repository take turns, and the limits are checked again in turn.
+                self.db.lock(conn, f"installation {row[2]}", f"repo {row[1]}")
+                again = f"SELECT 1 FROM jobs j WHERE j.id = ?{governed}"
+                if conn.execute(again, (job_id, *governed_params)).fetchone() is None:
+                    return None
             conn.execute(
                 "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1, "
-                "updated_at = ? WHERE id = ? AND status = 'queued'",
+                "waiting = '', updated_at = ? WHERE id = ? AND status = 'queued'",
                 (owner, now + lease_seconds, now, job_id),
             )
             attempt = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
             self.add_event(conn, job_id, "claimed", {"worker": owner, "attempt": attempt})
         return self.get_job(job_id)
+
+    def waiting_notices(self, limits: Limits, limit: int = 20) -> list[tuple[Job, str]]:
+        """Queued jobs the limits hold whose reason changed since it was last told: (job, reason) to tell now.
+
+        Each is handed to one caller only (the new reason is stored in the same transaction).
+        """
+        now = self.clock()
+        told: list[tuple[int, str]] = []
+        with self.transaction() as conn:
+            rows = conn.execute(
+                f"SELECT * FROM jobs WHERE status = 'queued' AND kind IN ({_marks(WORK_KINDS)}) AND available_at <= ? "
+                f"ORDER BY id LIMIT ?{self.db.for_update}{self.db.skip_locked}",
+                (*WORK_KINDS, now, limit),
+            ).fetchall()
+            for row in rows:
+                reason = waiting_reason(conn, limits, row, now)
+                if reason != row["waiting"]:
+                    conn.execute("UPDATE jobs SET waiting = ? WHERE id = ?", (reason, row["id"]))
+                    if reason:
+                        self.add_event(conn, row["id"], "waiting", {"reason": reason})
+                        told.append((int(row["id"]), reason))
+        return [(job, reason) for job_id, reason in told if (job := self.get_job(job_id)) is not None]
 
     def renew(self, owner: str, lease_seconds: float) -> int:
         """Extend every lease `owner` holds; returns how many it still holds."""
@@ -316,14 +308,23 @@ class Store(WaitingJobs):
             row = conn.execute("SELECT cancel_requested FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return bool(row and row[0])
 
-    def finish(self, job_id: int, owner: str, status: str, reason: str, data: dict[str, Any] | None = None) -> bool:
-        """End a job this owner holds; False when the lease was lost meanwhile (another worker has it)."""
+    def finish(
+        self,
+        job_id: int,
+        owner: str,
+        status: str,
+        reason: str,
+        data: dict[str, Any] | None = None,
+        *,
+        cost_usd: float = 0.0,
+    ) -> bool:
+        """End a job this owner holds, with what its model calls cost; False when the lease was lost meanwhile."""
         now = self.clock()
         with self.transaction() as conn:
             cur = conn.execute(
-                "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? "
-                "WHERE id = ? AND lease_owner = ? AND status = 'running'",
-                (status, reason, now, job_id, owner),
+                "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ?, "
+                "cost_usd = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                (status, reason, now, cost_usd, job_id, owner),
             )
             if cur.rowcount:
                 self.add_event(conn, job_id, status, {"reason": reason, **(data or {})})
@@ -334,7 +335,8 @@ class Store(WaitingJobs):
         now = self.clock()
         with self.transaction() as conn:
             row = conn.execute(
-                "SELECT attempts FROM jobs WHERE id = ? AND lease_owner = ? AND status = 'running'", (job_id, owner)
+                f"SELECT attempts FROM jobs WHERE id = ? AND lease_owner = ? AND status = 'running'{self.db.for_update}",
+                (job_id, owner),
             ).fetchone()
             if row is None:
                 return "lost"
@@ -362,6 +364,7 @@ class Store(WaitingJobs):
             )
             if cur.rowcount:
                 self.add_event(conn, job_id, "released", {"worker": owner, "why": "worker shutting down"})
+                self.db.notify_work(conn)
             return bool(cur.rowcount)
 
     def save_snapshot(self, job_id: int, snapshot: dict[str, Any]) -> None:

@@ -9,11 +9,11 @@ worker that claims it runs the pipeline, which reads the answer (`JobContext.tak
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from bot.queue.database import Conn, Database
 from bot.queue.models import PlanAnswer
 
 WAITING = "awaiting_approval"
@@ -23,27 +23,30 @@ ANSWER_KEY = "answer"
 
 class _Store(Protocol):
     clock: Callable[[], float]
+    db: Database
 
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+    def transaction(self) -> AbstractContextManager[Conn]: ...
 
-    def add_event(self, conn: sqlite3.Connection, job_id: int, event: str, data: dict[str, Any]) -> None: ...
+    def add_event(self, conn: Conn, job_id: int, event: str, data: dict[str, Any]) -> None: ...
 
 
-def _wake(store: _Store, conn: sqlite3.Connection, job_id: int, state: str, answer: PlanAnswer, event: str) -> None:
+def _wake(store: _Store, conn: Conn, job_id: int, state: str, answer: PlanAnswer, event: str) -> None:
     now = store.clock()
     saved = json.loads(state)
     saved[ANSWER_KEY] = answer.model_copy(update={"at": now}).model_dump()
-    conn.execute(
+    if conn.execute(
         f"UPDATE jobs SET status = 'queued', available_at = ?, state = ?, updated_at = ? WHERE id = ? AND status = '{WAITING}'",
         (now, json.dumps(saved, default=str), now, job_id),
-    )
-    store.add_event(conn, job_id, event, answer.model_dump(exclude={"at"}, exclude_defaults=True))
+    ).rowcount:  # where claims run at once, only the transaction that woke it records that
+        store.add_event(conn, job_id, event, answer.model_dump(exclude={"at"}, exclude_defaults=True))
+        store.db.notify_work(conn)
 
 
-def answer_waiting(store: _Store, conn: sqlite3.Connection, repo: str, number: int, answer: PlanAnswer) -> int | None:
+def answer_waiting(store: _Store, conn: Conn, repo: str, number: int, answer: PlanAnswer) -> int | None:
     """Wake the job of `repo#number` awaiting approval with `answer`; its id, or None when none waits."""
     row = conn.execute(
-        f"SELECT id, state FROM jobs WHERE repo = ? AND number = ? AND status = '{WAITING}' ORDER BY id LIMIT 1",
+        f"SELECT id, state FROM jobs WHERE repo = ? AND number = ? AND status = '{WAITING}' ORDER BY id LIMIT 1"
+        f"{store.db.for_update}",
         (repo, number),
     ).fetchone()
     if row is None:
@@ -52,10 +55,11 @@ def answer_waiting(store: _Store, conn: sqlite3.Connection, repo: str, number: i
     return int(row[0])
 
 
-def wake_expired(store: _Store, conn: sqlite3.Connection, now: float) -> None:
+def wake_expired(store: _Store, conn: Conn, now: float) -> None:
     """Queue every job whose wait has passed its deadline, answered `expired` (its pipeline cancels it with a comment)."""
     rows = conn.execute(
-        f"SELECT id, state FROM jobs WHERE status = '{WAITING}' AND available_at <= ?", (now,)
+        f"SELECT id, state FROM jobs WHERE status = '{WAITING}' AND available_at <= ?{store.db.for_update}{store.db.skip_locked}",
+        (now,),
     ).fetchall()
     for job_id, state in rows:
         _wake(store, conn, int(job_id), state, PlanAnswer(action="expired"), "approval_expired")

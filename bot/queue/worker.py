@@ -19,7 +19,9 @@ from typing import Protocol
 
 from bot.errors import AiFixError
 from bot.github.client import RepoClient
+from bot.markers import PROGRESS_KIND, marker
 from bot.queue.capture import IssueChanged, Permissions, capture_snapshot
+from bot.queue.governance import Limits
 from bot.queue.models import ANSWER_KINDS, COMMAND_KINDS, WORK_KINDS, Job, PlanAnswer, Trigger
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
 from bot.queue.store import Store
@@ -75,6 +77,9 @@ class WorkerPool:
         self.settings = settings
         self.workers = settings.workers if workers is None else workers
         self.config = config
+        self.limits = Limits(
+            settings.max_running_per_repo, settings.max_running_per_installation, settings.daily_cost_usd
+        )
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stopping = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -137,13 +142,16 @@ class WorkerPool:
 
     def _loop(self, kinds: tuple[str, ...]) -> None:
         while not self.stopping.is_set():
+            token = self.store.db.work_token()
             try:
-                job = self.store.claim(self.owner, kinds, self.config.lease_seconds)
+                job = self.store.claim(self.owner, kinds, self.config.lease_seconds, self.limits)
             except AiFixError as exc:
                 log.error("could not claim a job: %s", exc)
                 job = None
-            if job is None:
-                self.stopping.wait(self.config.poll_seconds)
+            if job is None and kinds == WORK_KINDS:
+                self._tell_waiting()
+            if job is None:  # woken early by a new job where the database announces them (PostgreSQL's NOTIFY)
+                self.store.db.wait_for_work(token, self.config.poll_seconds, self.stopping)
                 continue
             with self._lock:
                 self._running.add(job.id)
@@ -154,6 +162,23 @@ class WorkerPool:
             finally:
                 with self._lock:
                     self._running.discard(job.id)
+
+    def _tell_waiting(self) -> None:
+        """Say on the issue (in ai-fix's one comment there) why a queued job does not start, when that changes."""
+        try:
+            notices = self.store.waiting_notices(self.limits)
+        except AiFixError as exc:
+            log.error("could not look for jobs held by the limits: %s", exc)
+            return
+        for job, reason in notices:
+            if job.installation_id is None:
+                continue
+            try:
+                client = self.github.for_repo(job.installation_id, job.repo)
+                tag = marker(PROGRESS_KIND, job.number)
+                client.upsert_marked_comment(job.number, f"{tag}\n**ai-fix** · job {job.id} is queued. {reason}", tag)
+            except AiFixError as exc:
+                log.warning("job %d: could not say why it waits: %s", job.id, exc)
 
     # -- one job ----------------------------------------------------------------------------------
 
@@ -261,4 +286,11 @@ class WorkerPool:
         elif outcome.status == "awaiting_approval":
             self.store.park(job.id, self.owner, outcome.until, outcome.reason, ctx.redacted(outcome.data))
         else:
-            self.store.finish(job.id, self.owner, outcome.status, outcome.reason, ctx.redacted(outcome.data))
+            self.store.finish(
+                job.id,
+                self.owner,
+                outcome.status,
+                outcome.reason,
+                ctx.redacted(outcome.data),
+                cost_usd=outcome.cost_usd,
+            )

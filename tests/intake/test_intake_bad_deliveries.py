@@ -27,9 +27,9 @@ def send_all(url: str, payloads: list[dict], concurrency: int) -> list[httpx.Res
             client.close()
 
 
-def deliveries(store: Store, sql: str) -> list[tuple]:
-    with sqlite3.connect(store.path) as conn:
-        return conn.execute(sql).fetchall()
+def count(store: Store, sql: str) -> int:
+    with store.reading() as conn:
+        return int(conn.execute(sql).fetchone()[0])
 
 
 def good_and_bad() -> list[dict]:
@@ -41,21 +41,21 @@ def good_and_bad() -> list[dict]:
     return [*good[:20], huge_number, *good[20:40], huge_installation, *good[40:]]
 
 
-def test_60_good_deliveries_and_2_out_of_range_at_concurrency_30_make_60_jobs(start_service):
-    svc = start_service(workers=False)
+def test_60_good_deliveries_and_2_out_of_range_at_concurrency_30_make_60_jobs(start_service, database_url):
+    svc = start_service(workers=False, database_url=database_url)
     answers = send_all(svc.url, good_and_bad(), concurrency=30)
     assert sorted(r.status_code for r in answers) == [202] * 62
     refused = [r.json() for r in answers if r.json()["outcome"] == "ignored"]
     assert sorted(a["reason"].split(":")[1].strip() for a in refused) == ["installation_id", "number"]
     jobs = wait_until(lambda: len(svc.store.list_jobs(limit=100)) == 60 and svc.store.list_jobs(limit=100))
     assert sorted(j.number for j in jobs) == list(range(100, 160))
-    assert deliveries(svc.store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == [(0,)]
+    assert count(svc.store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 0
     assert svc.client.get("/healthz").json() == {"ok": True}
 
 
 def store_poison(path: Path) -> str:
     """A delivery an earlier version acknowledged and could never process (its job's number is 2**63)."""
-    store = Store(path)
+    store = Store.from_url(f"sqlite:///{path}")
     store.init_schema()
     payload = labeled(7)
     work = {"kind": "issue", "repo": "Codertocat/Hello-World", "number": 2**63, "installation_id": 1, "sender": "x"}
@@ -76,9 +76,10 @@ def test_a_stored_delivery_that_cannot_be_processed_is_quarantined_and_the_rest_
     answers = send_all(svc.url, [labeled(100 + n) for n in range(60)], concurrency=30)
     assert {r.status_code for r in answers} == {202}
     wait_until(lambda: len(svc.store.list_jobs(limit=100)) == 60)
-    [(failures, processed, error)] = deliveries(
-        svc.store, f"SELECT failures, processed, error FROM deliveries WHERE id = '{poison}'"
-    )
+    with svc.store.reading() as conn:
+        failures, processed, error = conn.execute(
+            f"SELECT failures, processed, error FROM deliveries WHERE id = '{poison}'"
+        ).fetchone()
     assert (failures, processed) == (3, 1)
     assert error.startswith("ValidationError: 1 validation error for Trigger number Input should be less than")
     assert "aifix_deliveries_quarantined 1" in svc.admin("/metrics").text
@@ -88,7 +89,7 @@ def test_a_stored_delivery_that_cannot_be_processed_is_quarantined_and_the_rest_
 def test_healthz_is_unhealthy_while_stored_deliveries_wait_over_a_minute(start_service):
     svc = start_service(workers=False)
     assert svc.client.get("/healthz").json() == {"ok": True}
-    with sqlite3.connect(svc.store.path, isolation_level=None) as conn:
+    with sqlite3.connect(svc.store.db.path, isolation_level=None) as conn:
         # Processing fails for a reason of the store's, not the delivery's (a table is missing), so
         # nothing is quarantined: a delivery stored two minutes ago waits.
         conn.execute("ALTER TABLE events RENAME TO events_gone")
@@ -103,11 +104,11 @@ def test_healthz_is_unhealthy_while_stored_deliveries_wait_over_a_minute(start_s
     unhealthy = svc.client.get("/healthz")
     assert unhealthy.status_code == 503
     assert unhealthy.json()["error"].startswith("1 stored deliveries are still not processed 60 s after they arrived")
-    with sqlite3.connect(svc.store.path, isolation_level=None) as conn:
+    with sqlite3.connect(svc.store.db.path, isolation_level=None) as conn:
         conn.execute("ALTER TABLE events_gone RENAME TO events")
     wait_until(lambda: svc.client.get("/healthz").status_code == 200, timeout=10)
     assert [j.number for j in svc.store.list_jobs()] == [1]
-    assert deliveries(svc.store, "SELECT failures FROM deliveries WHERE id = 'waiting'") == [(0,)]
+    assert count(svc.store, "SELECT failures FROM deliveries WHERE id = 'waiting'") == 0
     assert (
         "aifix_deliveries_quarantined 0"
         in svc.client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN}"}).text

@@ -17,14 +17,13 @@ from tests.support.service import ADMIN, settled, wait_until
 from tests.support.webhooks import SECRET, deliver, headers, labeled
 
 
-def stored_deliveries(svc) -> list[sqlite3.Row]:
-    with sqlite3.connect(svc.store.path) as conn:
-        conn.row_factory = sqlite3.Row
+def stored_deliveries(svc) -> list:
+    with svc.store.reading() as conn:
         return conn.execute("SELECT id, event, action, outcome, reason FROM deliveries").fetchall()
 
 
-def test_signed_trigger_is_stored_then_acknowledged(start_service):
-    svc = start_service(workers=False)
+def test_signed_trigger_is_stored_then_acknowledged(start_service, database_url):
+    svc = start_service(workers=False, database_url=database_url)
     response = deliver(svc.client, "issues", labeled(5), delivery="delivery-5")
     assert response.status_code == 202
     assert response.json()["outcome"] == "queued"
@@ -116,8 +115,8 @@ def test_over_25_mib_is_413_without_reading_the_body(start_service):
     assert stored_deliveries(svc) == []
 
 
-def test_ping_is_200_and_unknown_events_are_recorded_and_ignored(start_service):
-    svc = start_service(workers=False)
+def test_ping_is_200_and_unknown_events_are_recorded_and_ignored(start_service, database_url):
+    svc = start_service(workers=False, database_url=database_url)
     assert deliver(svc.client, "ping", load_payload("ping/event"), delivery="p1").status_code == 200
     response = deliver(svc.client, "watch", load_payload("push/event"), delivery="watch-1")
     assert response.status_code == 202 and response.json()["outcome"] == "ignored"
@@ -130,8 +129,8 @@ def test_ping_is_200_and_unknown_events_are_recorded_and_ignored(start_service):
     assert svc.store.list_jobs() == []
 
 
-def test_concurrent_redeliveries_make_one_job(start_service):
-    svc = start_service(workers=False)
+def test_concurrent_redeliveries_make_one_job(start_service, database_url):
+    svc = start_service(workers=False, database_url=database_url)
     body = json.dumps(labeled(9)).encode()
     hdrs = headers("issues", body, delivery="same-delivery")
     barrier = threading.Barrier(16)
@@ -158,7 +157,7 @@ def test_concurrent_redeliveries_make_one_job(start_service):
 
 def test_503_while_the_store_is_locked_then_the_redelivery_is_taken(start_service):
     svc = start_service(workers=False, busy_timeout=0.2)
-    blocker = sqlite3.connect(svc.store.path, isolation_level=None)
+    blocker = sqlite3.connect(svc.store.db.path, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     body = json.dumps(labeled(3)).encode()
     hdrs = headers("issues", body, delivery="during-outage")
@@ -271,14 +270,14 @@ def test_unhealthy_once_the_database_file_is_moved_away_and_nothing_goes_into_th
     fresh.join()
     assert "is not the file this process opened" in str(errors[0])
     assert list(db_dir.iterdir()) == []  # no empty database was left where the file was
-    orphan = Store(moved / "ai-fix.db")
+    orphan = Store.from_url(f"sqlite:///{moved / 'ai-fix.db'}")
     assert [(j.number, j.status) for j in orphan.list_jobs()] == [(1, "queued")]
     orphan.close()
 
 
 def test_unhealthy_when_a_write_cannot_commit(start_service):
     svc = start_service(workers=False, busy_timeout=0.2)
-    blocker = sqlite3.connect(svc.store.path, isolation_level=None)
+    blocker = sqlite3.connect(svc.store.db.path, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # reads still answer (WAL); no write can commit
     try:
         health = svc.client.get("/healthz")
@@ -289,8 +288,8 @@ def test_unhealthy_when_a_write_cannot_commit(start_service):
     assert svc.client.get("/healthz").json() == {"ok": True}
 
 
-def test_task_ids_are_plain_digits_in_range(start_service):
-    svc = start_service(workers=False)
+def test_task_ids_are_plain_digits_in_range(start_service, database_url):
+    svc = start_service(workers=False, database_url=database_url)
     job_id = deliver(svc.client, "issues", labeled(1)).json()["job_id"]
     assert svc.admin(f"/tasks/{job_id}").json()["number"] == 1
     for path in (

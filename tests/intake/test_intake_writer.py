@@ -1,4 +1,5 @@
-"""The intake writer on a real SQLite file: deliveries gathered in one event-loop pass, deferred processing, shutdown."""
+"""The intake writer on a real SQLite file and a real PostgreSQL server: deliveries gathered in one event-loop pass,
+deferred processing, shutdown; the WAL's fsync on SQLite."""
 
 import asyncio
 import dataclasses
@@ -24,8 +25,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "q.db")
+def store(database_url: str) -> Store:
+    store = Store.from_url(database_url)
+    store.init_schema()
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Store:
+    """For what only SQLite has: the WAL the writer fsyncs itself."""
+    store = Store.from_url(f"sqlite:///{tmp_path / 'q.db'}")
     store.init_schema()
     yield store
     store.close()
@@ -67,25 +77,24 @@ def test_deliveries_submitted_together_are_stored_acknowledged_then_processed_on
 
 CRASH_AFTER_ACK = """
 import os, sys, time
-from pathlib import Path
 from tests.support.webhooks import incoming
 from bot.intake.apply import apply_batch
 from bot.queue.store import Store
-acks = apply_batch(Store(Path(sys.argv[1])), [incoming(n, f"delivery-{n}") for n in range(1, 6)], defer=True)
+acks = apply_batch(Store.from_url(sys.argv[1]), [incoming(n, f"delivery-{n}") for n in range(1, 6)], defer=True)
 assert [a.outcome for a in acks] == ["accepted"] * 5, acks
 os._exit(9)  # killed after the acknowledgement's commit, before any processing
 """
 
 
-def test_a_crash_between_ack_and_processing_loses_nothing_and_the_next_start_processes_once(store):
+def test_a_crash_between_ack_and_processing_loses_nothing_and_the_next_start_processes_once(store, database_url):
     crashed = subprocess.run(
-        [sys.executable, "-c", CRASH_AFTER_ACK, str(store.path)], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-c", CRASH_AFTER_ACK, database_url], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert crashed.returncode == 9, crashed.stderr
     assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 5
     assert count(store, "SELECT COUNT(*) FROM jobs") == 0
     for _ in range(2):  # two restarts: the second finds nothing left to do
-        writer = IntakeWriter(Store(store.path))
+        writer = IntakeWriter(Store.from_url(database_url))
         writer.start()
         assert count(store, "SELECT COUNT(*) FROM jobs") == 5  # done before the writer takes deliveries
         writer.stop()
@@ -98,7 +107,7 @@ import sys, time
 from pathlib import Path
 from bot.intake.apply import process_pending
 from bot.queue.store import Store
-store = Store(Path(sys.argv[1]))
+store = Store.from_url(sys.argv[1])
 go = Path(sys.argv[2])
 (go.parent / f"ready-{sys.argv[3]}").touch()
 while not go.exists():
@@ -111,12 +120,12 @@ print(found)
 """
 
 
-def test_two_processes_never_both_process_one_delivery(store, tmp_path):
+def test_two_processes_never_both_process_one_delivery(store, database_url, tmp_path):
     apply_batch(store, [incoming(n, f"delivery-{n}") for n in range(1, 121)], defer=True)
     go = tmp_path / "go"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", PROCESSOR, str(store.path), str(go), str(i)],
+            [sys.executable, "-c", PROCESSOR, database_url, str(go), str(i)],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
@@ -165,7 +174,8 @@ class HeldSync:
             raise OSError(5, "Input/output error")
 
 
-def test_an_answer_waits_for_the_fsync_of_the_wal_that_holds_its_commit(store):
+def test_an_answer_waits_for_the_fsync_of_the_wal_that_holds_its_commit(sqlite_store):
+    store = sqlite_store
     sync = HeldSync()
 
     async def submit_while_the_disk_is_slow(writer: IntakeWriter) -> Ack:
@@ -184,11 +194,12 @@ def test_an_answer_waits_for_the_fsync_of_the_wal_that_holds_its_commit(store):
         sync.release.set()
         writer.stop()
     assert ack.outcome == "queued"
-    assert sync.files == [os.stat(f"{store.path}-wal").st_ino]
+    assert sync.files == [os.stat(f"{store.db.path}-wal").st_ino]
 
 
 @pytest.mark.parametrize("fails", [True, False], ids=["fsync fails", "fsync hangs"])
-def test_a_delivery_whose_fsync_fails_or_hangs_is_refused(store, fails):
+def test_a_delivery_whose_fsync_fails_or_hangs_is_refused(sqlite_store, fails):
+    store = sqlite_store
     sync = HeldSync(fails=fails)
     if fails:
         sync.release.set()
@@ -216,12 +227,12 @@ def test_a_delivery_whose_meaning_fails_alone_is_stored_retried_then_quarantined
     [ack] = apply_batch(store, [unstorable("bad")])  # alone: applied at once, and that fails
     assert ack.outcome == "accepted"  # stored all the same, for the processor to try again
     failures = "SELECT failures, processed, error FROM deliveries WHERE id = 'bad'"
+    refused = {
+        "sqlite": "OverflowError: Python int too large to convert to SQLite INTEGER",
+        "postgresql": "NumericValueOutOfRange: bigint out of range",
+    }
     with store.reading() as conn:
-        assert tuple(conn.execute(failures).fetchone()) == (
-            1,
-            0,
-            "OverflowError: Python int too large to convert to SQLite INTEGER",
-        )
+        assert tuple(conn.execute(failures).fetchone()) == (1, 0, refused[store.db.dialect])
     apply_batch(store, [incoming(n, f"good-{n}") for n in (1, 2, 3)], defer=True)
     assert process_pending(store, 64) == 4  # the bad one fails again; the three after it are processed
     assert count(store, "SELECT COUNT(*) FROM jobs") == 3
@@ -238,8 +249,9 @@ def test_a_store_failure_counts_against_no_delivery(store):
     apply_batch(store, [incoming(n, f"d-{n}") for n in (1, 2)], defer=True)
     with store.transaction() as conn:
         conn.execute("ALTER TABLE triggers RENAME TO triggers_gone")
+    missing = {"sqlite": "no such table: triggers", "postgresql": 'relation "triggers" does not exist'}
     for _ in range(4):
-        with pytest.raises(StoreUnavailable, match="no such table: triggers"):
+        with pytest.raises(StoreUnavailable, match=missing[store.db.dialect]):
             process_pending(store, 64)
     assert count(store, "SELECT COUNT(*) FROM deliveries WHERE failures = 0 AND processed = 0") == 2
     with store.transaction() as conn:

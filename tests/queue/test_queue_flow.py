@@ -191,7 +191,7 @@ def test_deleting_or_suspending_the_installation_cancels_pending_jobs(start_serv
     deliver(svc.client, "installation", deleted)
     job = svc.store.get_job(later)
     assert job.status == "cancelled" and job.reason == "the App installation was deleted"
-    with sqlite3.connect(svc.store.path) as conn:
+    with sqlite3.connect(svc.store.db.path) as conn:
         assert conn.execute("SELECT id, account, status, repos FROM installations").fetchall() == [
             (1, "octocat", "deleted", "[]")
         ]
@@ -214,7 +214,8 @@ class Poison:
 def test_a_poison_job_fails_after_three_attempts_and_never_blocks_the_queue(start_service, fake_github, caplog):
     fake_github.add_issue(REPO, 2)
     pipeline = Poison()
-    svc = start_service(pipeline=pipeline)
+    # Two may run in the repository: with one, the healthy job would wait for the poison job's attempts.
+    svc = start_service(pipeline=pipeline, max_running_per_repo=2)
     poison = deliver(svc.client, "issues", labeled(1)).json()["job_id"]
     healthy = deliver(svc.client, "issues", labeled(2)).json()["job_id"]
     assert settled(svc.store, healthy).status == "done"

@@ -1,18 +1,13 @@
 """Workers as real processes: a killed worker's job is reclaimed, SIGTERM drains, two processes share a queue."""
 
 import json
-import os
 import re
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
-import pytest
 
 from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
@@ -20,36 +15,9 @@ from bot.intake.triggers import decide
 from bot.queue.store import Store
 from bot.queue.worker import WorkerPool
 from tests.support.pipelines import Gate, Ledger, wait_for
-from tests.support.server import serve
+from tests.support.processes import AI_FIX, env_for, free_port
 from tests.support.service import ADMIN, FAST, github_for, make_settings, settled, wait_until
-from tests.support.webhooks import SECRET, deliver, labeled
-
-ROOT = Path(__file__).resolve().parents[2]
-AI_FIX = str(Path(sys.executable).parent / "ai-fix")
-
-
-@pytest.fixture
-def github_url(fake_github):
-    """The fake GitHub on loopback, for bots in other processes."""
-    with serve(fake_github.asgi()) as url:
-        yield url + "/"
-
-
-def env_for(tmp_path: Path, fake, github_url: str, pipeline: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}
-    return {
-        **env,
-        "PYTHONPATH": str(ROOT),
-        "AIFIX_APP_ID": str(fake.app_id),
-        "AIFIX_PRIVATE_KEY": fake.private_key_pem,
-        "AIFIX_WEBHOOK_SECRET": SECRET,
-        "AIFIX_DATABASE_URL": f"sqlite:///{tmp_path / 'ai-fix.db'}",
-        "AIFIX_GITHUB_API_URL": github_url,
-        "AIFIX_PIPELINE": pipeline,
-        "AIFIX_WORK_DIR": str(tmp_path / "work"),
-        "AIFIX_WORKERS": "1",
-        "AIFIX_ADMIN_TOKEN": ADMIN,
-    }
+from tests.support.webhooks import deliver, labeled
 
 
 def enqueue(store: Store, *numbers: int) -> list[int]:
@@ -69,7 +37,7 @@ def enqueue(store: Store, *numbers: int) -> list[int]:
 
 
 def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path, fake_github, github_url):
-    store = Store(tmp_path / "ai-fix.db")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     store.init_schema()
     [job_id] = enqueue(store, 1)
     worker = subprocess.Popen(
@@ -89,7 +57,9 @@ def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path,
 
     (tmp_path / "work" / "release-all").write_text("")
     settings = make_settings(tmp_path, fake_github)
-    later = Store(tmp_path / "ai-fix.db", clock=lambda: time.time() + 61)  # the 60 s lease has run out
+    later = Store.from_url(
+        f"sqlite:///{tmp_path / 'ai-fix.db'}", clock=lambda: time.time() + 61
+    )  # the 60 s lease has run out
     pool = WorkerPool(later, github_for(settings), Gate(settings), settings, workers=1, config=FAST)
     pool.start()
     try:
@@ -102,12 +72,6 @@ def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path,
     assert "lease_expired" in names and names.count("snapshot_taken") == 1  # resumed: the snapshot was kept
     passed = next(e for e in job.events if e.event == "gate_passed")
     assert passed.data["steps"] >= steps_before
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_url):
@@ -130,7 +94,7 @@ def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_u
     finally:
         server.kill()
         stderr = server.stderr.read().decode()
-    store = Store(tmp_path / "ai-fix.db")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     job = store.get_job(job_id)
     assert job.status == "queued" and job.attempts == 0, stderr
     assert job.events[-1].event == "released" and job.state["step"] >= 1
@@ -157,7 +121,7 @@ class Stubborn:
 
 def test_a_job_that_misses_the_grace_period_is_released_and_its_late_result_refused(tmp_path, fake_github):
     settings = make_settings(tmp_path, fake_github)
-    store = Store(tmp_path / "ai-fix.db")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     store.init_schema()
     [job_id] = enqueue(store, 1)
     pool = WorkerPool(store, github_for(settings), Stubborn(), settings, workers=1, config=FAST)
@@ -174,7 +138,7 @@ def test_a_job_that_misses_the_grace_period_is_released_and_its_late_result_refu
 
 
 def test_two_processes_share_the_queue_without_double_claims(tmp_path, fake_github, github_url):
-    store = Store(tmp_path / "ai-fix.db")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     store.init_schema()
     job_ids = enqueue(store, *range(1, 13))
     for n in range(2, 13):

@@ -1,4 +1,4 @@
-"""Leases, attempts and claims at the store level, on a real SQLite file."""
+"""Leases, attempts and claims at the store level, on a real SQLite file and a real PostgreSQL server."""
 
 import json
 import threading
@@ -11,33 +11,12 @@ from bot.errors import ConfigError
 from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
 from bot.intake.triggers import decide
-from bot.queue.database import parse_sqlite_url
 from bot.queue.models import WORK_KINDS, Trigger
+from bot.queue.sqlite_db import parse_sqlite_url
 from bot.queue.store import Store
 from tests.support.webhooks import labeled
 
 LEASE = 30.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Store:
-    store = Store(tmp_path / "q.db", clock=clock)
-    store.init_schema()
-    yield store
-    store.close()
 
 
 def enqueue(store: Store, *numbers: int) -> list[int]:
@@ -106,13 +85,13 @@ def test_failed_attempts_wait_before_the_next_try(store, clock):
     assert store.claim("w", WORK_KINDS, LEASE).id == job_id
 
 
-def test_concurrent_claims_from_separate_connections_never_share_a_job(tmp_path, store):
+def test_concurrent_claims_from_separate_connections_never_share_a_job(database_url, store):
     job_ids = enqueue(store, *range(1, 41))
     claimed: list[tuple[str, int]] = []
     lock = threading.Lock()
 
     def worker(name: str) -> None:
-        own = Store(tmp_path / "q.db")  # its own connection, as another process would have
+        own = Store.from_url(database_url)  # its own connections, as another process would have
         while (job := own.claim(name, WORK_KINDS, LEASE)) is not None:
             with lock:
                 claimed.append((name, job.id))
@@ -175,3 +154,23 @@ def test_event_counts_group_a_history_event_by_a_field(store):
     store.record(job, "ci_round", {"outcome": "handed_off"})
     assert store.event_counts("ci_round", "outcome") == {"accepted": 2, "handed_off": 1}
     assert store.event_counts("ci_flaky", "head") == {}
+
+
+def test_an_idle_worker_on_postgresql_wakes_on_the_enqueue_not_the_poll(postgres_server):
+    url = postgres_server.new_database()
+    store, intake = Store.from_url(url), Store.from_url(url)
+    store.init_schema()
+    token = store.db.work_token()
+    woke: list[float] = []
+    waiter = threading.Thread(
+        target=lambda: (store.db.wait_for_work(token, 30.0, threading.Event()), woke.append(time.monotonic()))
+    )
+    time.sleep(0.5)  # the listener is connected and listening
+    waiter.start()
+    sent = time.monotonic()
+    enqueue(intake, 1)
+    waiter.join(timeout=30)
+    assert woke and woke[0] - sent < 2.0  # the NOTIFY of the commit, well before the 30 s timeout
+    assert store.claim("w", WORK_KINDS, LEASE) is not None
+    store.close()
+    intake.close()

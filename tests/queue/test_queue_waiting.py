@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -28,8 +27,8 @@ def now() -> list[float]:
 
 
 @pytest.fixture
-def store(tmp_path: Path, now: list[float]) -> Iterator[Store]:
-    store = Store(tmp_path / "q.db", clock=lambda: now[0])
+def store(database_url: str, now: list[float]) -> Iterator[Store]:
+    store = Store.from_url(database_url, clock=lambda: now[0])
     store.init_schema()
     yield store
     store.close()

@@ -97,6 +97,16 @@ def wait_for(path: Path, timeout: float = 10.0) -> str:
     return path.read_text()
 
 
+class Fleet:
+    """Gate for issue 1 (the job a test kills its worker in), Ledger for every other issue."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.gate, self.ledger = Gate(settings), Ledger(settings)
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        return (self.gate if snapshot.number == 1 else self.ledger).run(snapshot, ctx)
+
+
 class Parks:
     """Waits for an answer (a year at most) without a worker; once woken, ends with what the answer said."""
 

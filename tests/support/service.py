@@ -40,6 +40,13 @@ def fake_github() -> Iterator[FakeGitHub]:
     assert fake.violations == [], f"requests that break GitHub's schema or auth rules: {fake.violations}"
 
 
+@pytest.fixture
+def github_url(fake_github: FakeGitHub) -> Iterator[str]:
+    """The fake GitHub on loopback, for ai-fix processes the test starts."""
+    with serve(fake_github.asgi()) as url:
+        yield url + "/"
+
+
 def make_settings(tmp_path: Path, fake: FakeGitHub, **overrides: object) -> Settings:
     values: dict[str, object] = {
         "app_id": fake.app_id,

@@ -1,0 +1,41 @@
+"""deploy/compose.yaml: the services the README describes, each running a real ai-fix command with real settings."""
+
+from pathlib import Path
+
+import yaml
+
+from bot.commands.main import build_parser
+from bot.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def compose() -> dict:
+    return yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+
+
+def test_postgresql_one_intake_two_workers_after_the_migration():
+    services = compose()["services"]
+    assert set(services) == {"db", "migrate", "serve", "worker-1", "worker-2"}
+    assert services["db"]["image"].endswith("postgres:15")
+    commands = {name: s["command"][1] for name, s in services.items() if name != "db"}
+    assert commands == {"migrate": "migrate", "serve": "serve", "worker-1": "worker", "worker-2": "worker"}
+    for name in ("serve", "worker-1", "worker-2"):
+        assert services[name]["depends_on"] == {"migrate": {"condition": "service_completed_successfully"}}
+    assert services["migrate"]["depends_on"] == {"db": {"condition": "service_healthy"}}
+    assert services["serve"]["environment"]["AIFIX_WORKERS"] == "0"
+
+
+def test_every_command_and_setting_it_uses_exists():
+    parser = build_parser()
+    fields = {f"AIFIX_{name.upper()}" for name in Settings.model_fields}
+    for name, service in compose()["services"].items():
+        if name == "db":
+            continue
+        assert service["command"][0] == "ai-fix"
+        parser.parse_args(service["command"][1:])  # exits (fails the test) on an unknown command or option
+        assert set(service["environment"]) <= fields, name
+        assert service["environment"]["AIFIX_DATABASE_URL"].startswith("postgresql://aifix:")
+        assert service["environment"]["AIFIX_DATABASE_URL"].endswith("@db:5432/aifix")
+    example = (ROOT / "deploy" / "ai-fix.env.example").read_text().splitlines()
+    assert {line.split("=")[0] for line in example if line and not line.startswith("#")} <= fields
