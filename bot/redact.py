@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatch
+from typing import Any
 
 from ahocorasick_rs import AhoCorasick
 
@@ -155,6 +157,31 @@ def redact(text: str, secrets: Iterable[str] = (), *, key_values: bool = True, f
     if key_values and any(word in folded for word in KEY_WORDS):
         text = _KEY_ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}{m.group(2)}", text)
     return text
+
+
+def redact_json(value: Any, secrets: Iterable[str] = (), **dump: Any) -> str:
+    """`json.dumps(value, **dump)` redacted, and still JSON: when a mask lands inside a number or across the text's
+    structure (a piece of a held secret that a cost's digits happen to repeat), each value is redacted on its own
+    instead and a number that gives a piece away becomes the mask, a string."""
+    held = list(secrets)
+    text = redact(json.dumps(value, **dump), held)
+    try:
+        json.loads(text)
+        return text
+    except ValueError:
+        return json.dumps(_redact_values(value, held), **dump)
+
+
+def _redact_values(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, dict):
+        return {redact(str(k), secrets): _redact_values(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_values(v, secrets) for v in value]
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value if redact(json.dumps(value), secrets) == json.dumps(value) else MASK
+    return value
 
 
 def _mask_runs(text: str, automata: list[tuple[AhoCorasick, AhoCorasick | None]]) -> str:

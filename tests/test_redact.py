@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.redact import MASK, redact, safe_outgoing
+from bot.redact import MASK, redact, redact_json, safe_outgoing
 
 SECRET_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~"
 AROUND = " :,{}«»éü€\n"
@@ -111,3 +111,12 @@ def test_ordinary_text_that_merely_looks_encoded_is_left_alone() -> None:
         "MFRGGZDFMZTWQ2LKNNWG23TPOBYXE43U base32; \\u0048\\u0069 there"
     )
     assert redact(text, [secret]) == text
+
+
+def test_json_stays_json_when_a_mask_would_land_inside_a_number() -> None:
+    key = "sk-ant-cli-test-key-0000000000"  # eight zeros of it are a piece that a cost's digits repeat
+    record = {"cost_usd": 0.00128390000000001, "steps": 3, "note": f"sent with {key}", "ok": True}
+    assert MASK in redact(json.dumps(record), [key]) and "0.0012839[REDACTED]" in redact(json.dumps(record), [key])
+    out = json.loads(redact_json(record, [key]))
+    assert out == {"cost_usd": MASK, "steps": 3, "note": f"sent with {MASK}", "ok": True}
+    assert redact_json({"cost_usd": 0.5}, [key]) == json.dumps({"cost_usd": 0.5}), "text redaction was enough"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from bot.loop.result import RunResult
 from bot.loop.session import ModelOpener, plan_session, run_session
 from bot.loop.trace import Trace
 from bot.model.routing import choose_model
-from bot.redact import redact
+from bot.redact import redact, redact_json
 from bot.secrets import held_secrets
 from bot.settings import Settings, load_settings
 from bot.workspace.branch import branch_name
@@ -72,7 +71,7 @@ def write_outputs(result: RunResult, out: Path, secrets: list[str]) -> None:
     """pr.md (the body that would be posted) and evidence.json; trace.jsonl is already there."""
     body = render_pr_body(result, issue_number=result.contract.provenance.number or None)
     (out / "pr.md").write_text(redact(body, secrets))
-    (out / "evidence.json").write_text(redact(json.dumps(result.evidence_json(), indent=2), secrets) + "\n")
+    (out / "evidence.json").write_text(redact_json(result.evidence_json(), secrets, indent=2) + "\n")
 
 
 class LineReporter:

@@ -6,14 +6,13 @@ the earlier attempt's, and every record carries its `attempt` number.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from bot.redact import redact
+from bot.redact import redact_json
 
 
 class Trace:
@@ -25,7 +24,7 @@ class Trace:
 
     def append(self, record: BaseModel) -> None:
         data = {"attempt": self.attempt, **record.model_dump(mode="json")}
-        line = redact(json.dumps(data, ensure_ascii=False, separators=(",", ":")), self.secrets)
+        line = redact_json(data, self.secrets, ensure_ascii=False, separators=(",", ":"))
         with self.path.open("a") as fh:
             fh.write(line + "\n")
             fh.flush()

@@ -321,10 +321,7 @@ def test_what_setup_wrote_stays_for_the_checks_and_is_never_committed(loop_parts
     assert (ws.path / "stamp.txt").is_file() and (ws.path / "calc [x].egg-info" / "PKG-INFO").is_file()
     ws.rollback()  # git clean leaves it too
     assert (ws.path / "stamp.txt").is_file() and ws.untracked() == set()
-    assert (
-        "setup wrote 2 paths git does not ignore, kept out of the change: calc [x].egg-info/, stamp.txt"
-        in reporter.said
-    )
+    assert "setup wrote 2 paths git does not ignore, kept out of the change: calc [x].egg-info/, stamp.txt" in said
 
 
 def test_model_given_on_the_command_line_wins_and_says_so() -> None:
