@@ -35,7 +35,7 @@ if ! "${podman[@]}" image exists "$base"; then
     --dpkgopt='path-exclude=/usr/share/locale/*' --aptopt='Acquire::Languages "none"' \
     --customize-hook='cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/host-ca.crt"' \
     bookworm - http://deb.debian.org/debian |
-    "${podman[@]}" import --change 'ENV SSL_CERT_FILE=/etc/ssl/host-ca.crt' \
+    "${podman[@]}" import --quiet --change 'ENV SSL_CERT_FILE=/etc/ssl/host-ca.crt' \
       --change 'ENV PIP_CERT=/etc/ssl/host-ca.crt' --change 'CMD ["/bin/bash"]' - "$base" >/dev/null
 fi
 echo "building $image on $base"
