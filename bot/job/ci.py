@@ -19,8 +19,9 @@ from bot.contract.models import TaskContract
 from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
-from bot.job.pipeline import Attempt, DeliveryPipeline, RoundInput
+from bot.job.pipeline import Attempt, DeliveryPipeline
 from bot.job.pull import OwnPull
+from bot.job.rounds import RoundInput
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 
