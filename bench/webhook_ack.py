@@ -332,7 +332,7 @@ def main() -> int:
             postgres.stop()
     print(f"load average {os.getloadavg()[0]:.1f}{io_pressure()} at the end")
     if args.rounds > 1 or args.baseline:
-        mine = medians("ai-fix serve", ai_fix)
+        mine = medians(f"ai-fix serve ×{args.intakes}, {args.database.split(':')[0]}", ai_fix)
         if baseline:
             theirs = medians("baseline", baseline)
             with tempfile.TemporaryDirectory() as tmp:
