@@ -21,8 +21,8 @@ fi
 podman=(podman --runtime runc)
 name="ai-fix-check-$$"
 cleanup() {
-  # The ai-fix container first: the stub's network namespace is in use until it is gone.
-  for container in "$name" "$name-github"; do "${podman[@]}" rm -f -t 0 "$container" >/dev/null 2>&1 || true; done
+  # The ai-fix container first (the stub's network namespace is in use until it is gone), with its /data volume.
+  for container in "$name" "$name-github"; do "${podman[@]}" rm -f -v -t 0 "$container" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -39,8 +39,12 @@ if ! "${podman[@]}" image exists "$base"; then
       --change 'ENV PIP_CERT=/etc/ssl/host-ca.crt' --change 'CMD ["/bin/bash"]' - "$base" >/dev/null
 fi
 echo "building $image on $base"
+previous=$("${podman[@]}" image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
 # docker format: OCI images have no HEALTHCHECK. Host network: the build's pip and apt reach their registries as the host does.
 "${podman[@]}" build --quiet --format docker --network host --build-arg BASE="$base" -t "$image" . >/dev/null
+if [ -n "$previous" ] && [ "$previous" != "$("${podman[@]}" image inspect --format '{{.Id}}' "$image")" ]; then
+  "${podman[@]}" rmi "$previous" >/dev/null 2>&1 || true  # the last check's image, untagged now: no pile of them
+fi
 echo "base and image ready in $((SECONDS - started)) s; image size $("${podman[@]}" image inspect --format '{{.Size}}' "$image" | numfmt --to=iec)"
 
 # The GitHub stub: GET /app names the App; it also publishes the port ai-fix serves on (the namespace is its).
