@@ -1,12 +1,14 @@
 # ai-fix serve in a small image, running as a non-root user.
 #   docker build -t ai-fix . && docker run -p 8000:8000 -v ai-fix-data:/data --env-file ai-fix.env ai-fix
-# BASE: any image with Python 3.11+, pip and apt-get (a mirror's copy of python:3.12-slim, or one built locally).
+# BASE: any image with python3 (3.11+, with its venv module) and apt-get: python:3.12-slim, a mirror's copy
+# of it, or Debian's own python3 (scripts/build-image.sh makes such a base locally, builds on it and checks it).
+# ai-fix goes into a venv, so a distribution's Python (pip refuses to install into it) serves as well.
 ARG BASE=python:3.12-slim
 FROM ${BASE} AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY bot ./bot
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN python3 -m venv /build && /build/bin/pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM ${BASE}
 # git: the workers clone and push the repository they work on.
@@ -18,10 +20,11 @@ RUN apt-get update \
     && useradd --create-home --uid 10001 aifix \
     && mkdir /data && chown aifix /data
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+RUN python3 -m venv /opt/ai-fix && /opt/ai-fix/bin/pip install --no-cache-dir --no-index /wheels/*.whl && rm -rf /wheels
 USER aifix
 WORKDIR /data
-ENV AIFIX_DATABASE_URL=sqlite:////data/ai-fix.db \
+ENV PATH=/opt/ai-fix/bin:$PATH \
+    AIFIX_DATABASE_URL=sqlite:////data/ai-fix.db \
     AIFIX_WORK_DIR=/data/work \
     PYTHONUNBUFFERED=1
 VOLUME /data

@@ -1,4 +1,4 @@
-"""Webhook acknowledgement benchmark: N signed deliveries at concurrency C against a real `ai-fix serve`.
+"""Webhook acknowledgement benchmark: N signed deliveries at concurrency C against real `ai-fix serve` processes.
 
 Protocol (the same as the Probot anchor in the README): GitHub's documented `issues.labeled` example
 payload, keep-alive connections, each delivery timed from the first byte sent to the last byte of the
@@ -11,6 +11,11 @@ the bench first waits until no stored delivery is left unprocessed and reports h
     .venv/bin/python bench/webhook_ack.py --baseline   # N=2000, C=50; also the stores-nothing baseline
     .venv/bin/python bench/webhook_ack.py --baseline --concurrency 200 --rounds 10   # interleaved, medians
     .venv/bin/python bench/webhook_ack.py -n 5000 -c 100 --synchronous normal
+    .venv/bin/python bench/webhook_ack.py --database postgresql --intakes 2   # a PostgreSQL it starts, two intakes
+    .venv/bin/python bench/webhook_ack.py --database postgresql://aifix@127.0.0.1:5432/postgres   # a fresh database per run there
+
+With --intakes 2 the C connections are split between two intake processes on one database (as behind a
+load balancer), so a redelivery often reaches the other intake than its first copy did.
 
 The server runs with AIFIX_WORKERS=0 (intake only: jobs stay queued) so the figure is the
 acknowledgement path alone: verify, parse, decide, commit durably, answer. The one GitHub call it
@@ -25,32 +30,38 @@ import copy
 import json
 import os
 import random
-import re
-import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
+from contextlib import closing
 from dataclasses import dataclass
-from http.client import HTTPConnection
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import psycopg
 import uvloop
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-
-from bot.intake.signature import sign
+from intake_servers import (
+    BASELINE,
+    SECRET,
+    collections,
+    free_port,
+    github_stub,
+    io_pressure,
+    servers_cpu,
+    start_server,
+    wait_for_port,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+from bot.intake.signature import sign  # noqa: E402
+from bot.queue.store import Store  # noqa: E402
+from tests.support.postgres import PostgresServer  # noqa: E402
 
 PAYLOAD = ROOT / "tests" / "fixtures" / "webhooks" / "issues" / "labeled.json"
-SECRET = "bench-secret"
-ADMIN = "bench-admin-token"
 
 
 def build_requests(n: int, redeliver: float, host: str) -> tuple[list[bytes], int, int]:
@@ -100,131 +111,51 @@ async def _connection(host: str, port: int, queue: list[bytes], latencies: list[
 
 
 async def run_load(
-    host: str, port: int, requests: list[bytes], concurrency: int
+    host: str, ports: list[int], requests: list[bytes], concurrency: int
 ) -> tuple[list[float], list[int], float]:
+    """The requests over `concurrency` connections spread evenly over `ports`, all drawing from one queue."""
     queue = list(reversed(requests))
     latencies: list[float] = []
     statuses: list[int] = []
     started = time.perf_counter()
-    await asyncio.gather(*(_connection(host, port, queue, latencies, statuses) for _ in range(concurrency)))
+    await asyncio.gather(
+        *(_connection(host, ports[i % len(ports)], queue, latencies, statuses) for i in range(concurrency))
+    )
     return latencies, statuses, time.perf_counter() - started
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-BASELINE = """
-import sys, uvicorn
-async def app(scope, receive, send):
-    if scope["type"] != "http":
-        return
-    while (await receive()).get("more_body"):
-        pass
-    await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"2")]})
-    await send({"type": "http.response.body", "body": b"{}"})
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
-"""
-"""The same server stack answering 202 and storing nothing: what this machine allows right now."""
-
-
-def wait_for_port(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[bytes]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("the server did not start within 60 s")
-
-
-class _GitHubApp(BaseHTTPRequestHandler):
-    """GET /app, the call `ai-fix serve` makes at start (to learn its bot user); nothing else is answered."""
-
-    def do_GET(self) -> None:
-        body = json.dumps({"id": 1, "slug": "ai-fix"}).encode() if self.path == "/app" else b"{}"
-        self.send_response(200 if self.path == "/app" else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def github_stub() -> str:
-    """The base URL of a GitHub stub answering GET /app, served by a daemon thread of this process."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _GitHubApp)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/"
-
-
-def start_server(db: Path, port: int, synchronous: str, github_url: str) -> subprocess.Popen[bytes]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-    env = {
-        **os.environ,
-        "AIFIX_APP_ID": "1",
-        "AIFIX_PRIVATE_KEY": pem,
-        "AIFIX_WEBHOOK_SECRET": SECRET,
-        "AIFIX_DATABASE_URL": f"sqlite:///{db}?synchronous={synchronous}",
-        "AIFIX_WORKERS": "0",
-        "AIFIX_ADMIN_TOKEN": ADMIN,
-        "AIFIX_GITHUB_API_URL": github_url,
-        "AIFIX_ANTHROPIC_API_KEY": "not-used-by-the-intake",  # `serve` checks the model's key at start
-    }
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "ai-fix"), "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
-    )
-    return wait_for_port(proc, port)
-
-
 def measure(
-    server: subprocess.Popen[bytes], port: int, args: argparse.Namespace
+    servers: list[subprocess.Popen[bytes]], ports: list[int], args: argparse.Namespace
 ) -> tuple[list[float], list[int], float, tuple[float, float], int, int]:
-    """Warm up, then time the N deliveries: (latencies, statuses, wall s, (server, client) CPU s, distinct, body size).
+    """Warm up, then time the N deliveries: (latencies, statuses, wall s, (servers, client) CPU s, distinct, body size).
 
     The client runs on uvloop: on asyncio's own loop it spent about twice the CPU (45-60 us a delivery)
     on the same two-core machine the server needs.
     """
-    warm, _, _ = build_requests(args.warmup, 0.0, f"127.0.0.1:{port}")
+    warm, _, _ = build_requests(args.warmup, 0.0, "127.0.0.1")
     warm = [r.replace(b"X-GitHub-Event: issues", b"X-GitHub-Event: issues_warmup") for r in warm]
-    uvloop.run(run_load("127.0.0.1", port, warm, args.c))
-    requests, distinct, size = build_requests(args.n, args.redeliver, f"127.0.0.1:{port}")
-    server_before, client_before = server_cpu(server.pid), time.process_time()
-    latencies, statuses, wall = uvloop.run(run_load("127.0.0.1", port, requests, args.c))
-    cpu = (server_cpu(server.pid) - server_before, time.process_time() - client_before)
+    uvloop.run(run_load("127.0.0.1", ports, warm, args.c))
+    requests, distinct, size = build_requests(args.n, args.redeliver, "127.0.0.1")
+    server_before, client_before = servers_cpu(servers), time.process_time()
+    latencies, statuses, wall = uvloop.run(run_load("127.0.0.1", ports, requests, args.c))
+    cpu = (servers_cpu(servers) - server_before, time.process_time() - client_before)
     return latencies, statuses, wall, cpu, distinct, size
 
 
-def collections(port: int) -> list[int]:
-    """The server's garbage collections so far, by generation (2: full), from its /metrics."""
-    conn = HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.request("GET", "/metrics", headers={"Authorization": f"Bearer {ADMIN}"})
-        text = conn.getresponse().read().decode()
-    finally:
-        conn.close()
-    found = dict(re.findall(r'^aifix_gc_collections_total\{generation="(\d)"\} (\d+)$', text, re.MULTILINE))
-    return [int(found.get(str(generation), 0)) for generation in range(3)]
+def count(store: Store, query: str) -> int:
+    """One COUNT(*) on the bench's database, SQLite or PostgreSQL, through the store's own connection."""
+    with store.reading() as conn:
+        return int(conn.execute(query).fetchone()[0])
 
 
-def processing_tail(db: Path, pid: int, timeout: float = 60.0) -> tuple[float, float]:
-    """Seconds from the last answer until the server has processed every stored delivery (made its job), and its CPU s meanwhile."""
-    started, cpu = time.perf_counter(), server_cpu(pid)
-    with sqlite3.connect(db) as conn:
-        while conn.execute("SELECT COUNT(*) FROM deliveries WHERE processed = 0").fetchone()[0]:
-            if time.perf_counter() - started > timeout:
-                break
-            time.sleep(0.005)
-    return time.perf_counter() - started, server_cpu(pid) - cpu
+def processing_tail(store: Store, servers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> tuple[float, float]:
+    """Seconds from the last answer until the servers have processed every stored delivery (made its job), and their CPU s meanwhile."""
+    started, cpu = time.perf_counter(), servers_cpu(servers)
+    while count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0"):
+        if time.perf_counter() - started > timeout:
+            break
+        time.sleep(0.005)
+    return time.perf_counter() - started, servers_cpu(servers) - cpu
 
 
 @dataclass(frozen=True)
@@ -255,24 +186,6 @@ def report(name: str, n: int, latencies: list[float], wall: float, cpu: tuple[fl
     return f
 
 
-def server_cpu(pid: int) -> float:
-    """User + system CPU seconds of the server process (Linux /proc; 0 elsewhere)."""
-    stat = Path(f"/proc/{pid}/stat")
-    if not stat.exists():
-        return 0.0
-    fields = stat.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def io_pressure() -> str:
-    """Linux's share of the last 10 s in which some task waited for the disk: other work's I/O delays every fsync."""
-    pressure = Path("/proc/pressure/io")
-    if not pressure.exists():
-        return ""
-    fields = dict(part.split("=") for part in pressure.read_text().splitlines()[0].split()[1:])
-    return f", I/O pressure {float(fields['avg10']):.0f} %"
-
-
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1] if len(values) > 1 else values[0]
 
@@ -297,31 +210,49 @@ def run_baseline(args: argparse.Namespace) -> Figures:
     port = free_port()
     baseline = wait_for_port(subprocess.Popen([sys.executable, "-c", BASELINE, str(port)]), port)
     try:
-        latencies, _, wall, cpu, _, _ = measure(baseline, port, args)
+        latencies, _, wall, cpu, _, _ = measure([baseline], [port], args)
     finally:
         baseline.terminate()
         baseline.wait(timeout=30)
     return report("baseline (uvicorn, stores nothing)", args.n, latencies, wall, cpu)
 
 
-def run_ai_fix(args: argparse.Namespace, github_url: str) -> tuple[Figures, bool]:
-    """One run against a fresh `ai-fix serve` and database; the figures, and whether the store is right."""
-    with tempfile.TemporaryDirectory() as tmp:
-        db, port = Path(tmp) / "bench.db", free_port()
-        server = start_server(db, port, args.synchronous, github_url)
-        try:
-            gc_before = collections(port)
-            latencies, statuses, wall, cpu, distinct, size = measure(server, port, args)
-            gc_during = [after - before for after, before in zip(collections(port), gc_before)]
-            tail, tail_cpu = processing_tail(db, server.pid)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-        with sqlite3.connect(db) as conn:
-            jobs = conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
-            stored = conn.execute("SELECT COUNT(*) FROM deliveries WHERE event = 'issues'").fetchone()[0]
+def fresh_database(args: argparse.Namespace, tmp: Path, postgres: PostgresServer | None) -> tuple[str, str]:
+    """A new, empty database for one run: its URL and a name for the report."""
+    if postgres is not None:
+        return postgres.new_database(), "PostgreSQL 15, fsync on, started here"
+    if args.database.startswith(("postgresql://", "postgres://")):
+        name = f"aifix_bench_{uuid.uuid4().hex[:12]}"
+        with closing(psycopg.connect(args.database, autocommit=True)) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return args.database.rsplit("/", 1)[0] + f"/{name}", f"PostgreSQL at the given URL, database {name}"
+    return f"sqlite:///{tmp / 'bench.db'}?synchronous={args.synchronous}", f"SQLite WAL, synchronous={args.synchronous}"
 
-    result = report(f"ai-fix serve (SQLite WAL, synchronous={args.synchronous})", args.n, latencies, wall, cpu)
+
+def run_ai_fix(args: argparse.Namespace, github_url: str, postgres: PostgresServer | None) -> tuple[Figures, bool]:
+    """One run against fresh `ai-fix serve` processes on a fresh database; the figures, and whether the store is right."""
+    with tempfile.TemporaryDirectory() as tmp:
+        url, described = fresh_database(args, Path(tmp), postgres)
+        ports = [free_port() for _ in range(args.intakes)]
+        servers = [start_server(url, ports[0], github_url)]  # the first migrates the database alone
+        servers += [start_server(url, port, github_url) for port in ports[1:]]
+        store = Store.from_url(url)
+        try:
+            gc_before = [collections(port) for port in ports]
+            latencies, statuses, wall, cpu, distinct, size = measure(servers, ports, args)
+            gc_after = [collections(port) for port in ports]
+            gc_during = [sum(a[g] - b[g] for a, b in zip(gc_after, gc_before)) for g in range(3)]
+            tail, tail_cpu = processing_tail(store, servers)
+            jobs = count(store, "SELECT COUNT(*) FROM jobs")
+            stored = count(store, "SELECT COUNT(*) FROM deliveries WHERE event = 'issues'")
+        finally:
+            store.close()
+            for server in servers:
+                server.terminate()
+                server.wait(timeout=30)
+
+    intakes = f"{args.intakes} ai-fix serve processes" if args.intakes > 1 else "ai-fix serve"
+    result = report(f"{intakes} ({described})", args.n, latencies, wall, cpu)
     print(
         f"processing tail: every stored delivery processed (its job made) {tail * 1000:.0f} ms after the last answer; "
         f"server CPU per delivery including it {(cpu[0] + tail_cpu) / args.n * 1e6:.0f} us"
@@ -361,8 +292,15 @@ def main() -> int:
         "--synchronous",
         choices=["full", "normal"],
         default="full",
-        help="full: every commit fsynced before its 202 (default); normal: committed to the WAL",
+        help="SQLite only. full: every commit fsynced before its 202 (default); normal: committed to the WAL",
     )
+    parser.add_argument(
+        "--database",
+        default="sqlite",
+        help="sqlite (a file per run, default); postgresql (a PostgreSQL 15 server started here, fsync on); "
+        "or a postgresql:// URL of a role that may CREATE DATABASE (a new database per run there)",
+    )
+    parser.add_argument("--intakes", type=int, default=1, help="ai-fix serve processes sharing the database")
     parser.add_argument(
         "--baseline",
         action="store_true",
@@ -375,21 +313,26 @@ def main() -> int:
 
     print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs{io_pressure()}; N={args.n}, "
-        f"concurrency {args.c}, keep-alive, {args.rounds} round(s)"
+        f"concurrency {args.c}, keep-alive, {args.rounds} round(s), {args.intakes} intake process(es)"
     )
     github_url = github_stub()
+    postgres = PostgresServer(durable=True) if args.database == "postgresql" else None
     baseline: list[Figures] = []
     ai_fix: list[Figures] = []
     ok = True
-    for _ in range(args.rounds):
-        if args.baseline:
-            baseline.append(run_baseline(args))
-        result, good = run_ai_fix(args, github_url)
-        ai_fix.append(result)
-        ok = ok and good
+    try:
+        for _ in range(args.rounds):
+            if args.baseline:
+                baseline.append(run_baseline(args))
+            result, good = run_ai_fix(args, github_url, postgres)
+            ai_fix.append(result)
+            ok = ok and good
+    finally:
+        if postgres is not None:
+            postgres.stop()
     print(f"load average {os.getloadavg()[0]:.1f}{io_pressure()} at the end")
     if args.rounds > 1 or args.baseline:
-        mine = medians("ai-fix serve", ai_fix)
+        mine = medians(f"ai-fix serve ×{args.intakes}, {args.database.split(':')[0]}", ai_fix)
         if baseline:
             theirs = medians("baseline", baseline)
             with tempfile.TemporaryDirectory() as tmp:

@@ -4,17 +4,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for cmd in podman runc bwrap busybox docker-registry; do command -v "$cmd" >/dev/null 2>&1 || need+=("$cmd"); done
+for cmd in podman runc bwrap busybox docker-registry curl openssl; do command -v "$cmd" >/dev/null 2>&1 || need+=("$cmd"); done
 [ -x /usr/libexec/podman/catatonit ] || need+=(catatonit)  # podman --init: reaps orphans in the job's container
 # PostgreSQL: the store and intake tests also run against a server they start (initdb and pg_ctl in a temp dir).
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)  # scripts/build-image.sh makes the image's Debian base with it
 [ -x /usr/bin/chromium ] || need+=(chromium)  # the run viewer's tests drive it headless through Playwright
 if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   # docker-registry: a local image registry the pull tests start on loopback; postgresql: the store tests' server
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc bubblewrap busybox-static uidmap catatonit \
-    chromium docker-registry postgresql >/dev/null
+    chromium docker-registry postgresql mmdebstrap curl openssl >/dev/null
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

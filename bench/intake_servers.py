@@ -1,0 +1,131 @@
+"""The `ai-fix serve` processes bench/webhook_ack.py loads: started with a GitHub stub, a baseline, their CPU and GC counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.client import HTTPConnection
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+SECRET = "bench-secret"
+ADMIN = "bench-admin-token"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+BASELINE = """
+import sys, uvicorn
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"{}"})
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+"""
+"""The same server stack answering 202 and storing nothing: what this machine allows right now."""
+
+
+def wait_for_port(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[bytes]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("the server did not start within 60 s")
+
+
+class _GitHubApp(BaseHTTPRequestHandler):
+    """GET /app, the call `ai-fix serve` makes at start (to learn its bot user); nothing else is answered."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"id": 1, "slug": "ai-fix"}).encode() if self.path == "/app" else b"{}"
+        self.send_response(200 if self.path == "/app" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def github_stub() -> str:
+    """The base URL of a GitHub stub answering GET /app, served by a daemon thread of this process."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _GitHubApp)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def start_server(database_url: str, port: int, github_url: str) -> subprocess.Popen[bytes]:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    env = {
+        **os.environ,
+        "AIFIX_APP_ID": "1",
+        "AIFIX_PRIVATE_KEY": pem,
+        "AIFIX_WEBHOOK_SECRET": SECRET,
+        "AIFIX_DATABASE_URL": database_url,
+        "AIFIX_WORKERS": "0",
+        "AIFIX_ADMIN_TOKEN": ADMIN,
+        "AIFIX_GITHUB_API_URL": github_url,
+        "AIFIX_ANTHROPIC_API_KEY": "not-used-by-the-intake",  # `serve` checks the model's key at start
+    }
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "ai-fix"), "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
+    )
+    return wait_for_port(proc, port)
+
+
+def collections(port: int) -> list[int]:
+    """The server's garbage collections so far, by generation (2: full), from its /metrics."""
+    conn = HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/metrics", headers={"Authorization": f"Bearer {ADMIN}"})
+        text = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    found = dict(re.findall(r'^aifix_gc_collections_total\{generation="(\d)"\} (\d+)$', text, re.MULTILINE))
+    return [int(found.get(str(generation), 0)) for generation in range(3)]
+
+
+def server_cpu(pid: int) -> float:
+    """User + system CPU seconds of the server process (Linux /proc; 0 elsewhere)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        return 0.0
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def servers_cpu(servers: list[subprocess.Popen[bytes]]) -> float:
+    return sum(server_cpu(server.pid) for server in servers)
+
+
+def io_pressure() -> str:
+    """Linux's share of the last 10 s in which some task waited for the disk: other work's I/O delays every fsync."""
+    pressure = Path("/proc/pressure/io")
+    if not pressure.exists():
+        return ""
+    fields = dict(part.split("=") for part in pressure.read_text().splitlines()[0].split()[1:])
+    return f", I/O pressure {float(fields['avg10']):.0f} %"
