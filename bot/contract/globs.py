@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from bot.contract.models import ALWAYS_DENIED, INSTRUCTION_FILES, Scope
+from bot.contract.models import ALWAYS_DENIED, IGNORE_FILES, INSTRUCTION_FILES, Scope
 
 # Segment kinds: "**" in the middle (zero or more segments) and at the end (one or more).
 _DSTAR_MID = "**/"
@@ -191,8 +191,9 @@ def path_in_scope(path: str, scope: Scope) -> bool:
 
 
 def instruction_file(path: str) -> bool:
-    """Whether `path` is an agent instruction file (INSTRUCTION_FILES, matched case-insensitively)."""
-    return any(glob_match(path, g, case_sensitive=False) for g in INSTRUCTION_FILES)
+    """Whether `path` is an agent instruction file or an ignore file (INSTRUCTION_FILES, IGNORE_FILES, matched
+    case-insensitively): changed only when the scope allows the file by name."""
+    return any(glob_match(path, g, case_sensitive=False) for g in (*INSTRUCTION_FILES, *IGNORE_FILES))
 
 
 def allowed_by_name(path: str, scope: Scope) -> bool:

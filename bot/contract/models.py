@@ -20,6 +20,9 @@ that runs a command on checkout, are repository plumbing, not a fix)."""
 INSTRUCTION_FILES: tuple[str, ...] = ("**/AGENTS.md", "**/CLAUDE.md", ".github/copilot-instructions.md")
 """Agent instruction files (what the next agent on the repository obeys): denied unless the scope allows one by
 name, with an allow glob whose last part has no wildcard (`AGENTS.md`, `docs/**/CLAUDE.md`)."""
+IGNORE_FILES: tuple[str, ...] = ("**/.gitignore",)
+"""Ignore files, denied the same way: a pattern the model adds hides files from every later put-back and commit
+(and `!` patterns bring back what the repository keeps out)."""
 
 
 TaskKind = Literal["bug", "feature"]

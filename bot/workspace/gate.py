@@ -253,7 +253,8 @@ class PatchGate:
                     raise GateRefusal(refusal.format(rel=rel, glob=glob))
         if instruction_file(rel) and not allowed_by_name(rel, self.scope):
             raise GateRefusal(
-                f"{rel} is an agent instruction file: ai-fix changes one only when the scope allows it by name "
+                f"{rel} is an agent instruction file or an ignore file: ai-fix changes one only when the scope "
+                "allows it by name "
                 f"(scope.allow: ['{rel}'] in .github/ai-fix.yml)"
             )
         if not any(glob_match(rel, glob) for glob in self.scope.allow):

@@ -373,11 +373,18 @@ def test_repository_plumbing_is_protected_whatever_the_scope(root: Path, path: s
     assert not path_in_scope(path, Scope(allow=["**", path]))
 
 
-@pytest.mark.parametrize("path", ["AGENTS.md", "pkg/AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"])
-def test_agent_instruction_files_are_denied_unless_the_scope_names_them(root: Path, path: str) -> None:
+@pytest.mark.parametrize(
+    "path",
+    ["AGENTS.md", "pkg/AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", ".gitignore", "src/.GitIgnore"],
+)
+def test_agent_instruction_and_ignore_files_are_denied_unless_the_scope_names_them(root: Path, path: str) -> None:
     refused = gate_for(root).check_path(path)
-    assert not refused.allowed and "agent instruction file" in refused.reason and f"['{path}']" in refused.reason
-    assert not path_in_scope(path, Scope(allow=["**"])) and not path_in_scope(path, Scope(allow=["**/*.md"]))
+    assert (
+        not refused.allowed
+        and "instruction file or an ignore file" in refused.reason
+        and f"['{path}']" in refused.reason
+    )
+    assert not path_in_scope(path, Scope(allow=["**"])) and not path_in_scope(path, Scope(allow=["**/*.md", "**/.*"]))
     named = Scope(allow=["src/**", path])
     assert PatchGate(root, named, Budget()).check_path(path).allowed and path_in_scope(path, named)
     assert not PatchGate(root, Scope(allow=["**", "OTHER.md"]), Budget()).check_path(path).allowed
