@@ -45,7 +45,6 @@ def _family(kind: str) -> str:
     return kind if kind in OWN_FAMILY_KINDS else "work"
 
 
-
 def open_database(url: str, *, busy_timeout: float = 5.0, pool_size: int = 10) -> Database:
     """The database AIFIX_DATABASE_URL names: sqlite:///file.db or postgresql://user@host:port/db."""
     if url.startswith(("postgresql://", "postgres://")):
