@@ -16,6 +16,7 @@ from bot.ci.models import FAILING, CiRound, FailedCheck, HeadCi
 from bot.ci.read import head_ci
 from bot.contract.build import build_contract
 from bot.contract.models import TaskContract
+from bot.delivery.ci_notes import draft_comment
 from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
@@ -69,6 +70,7 @@ class CiJob:
             ci_rounds=len(ci_rounds),
             answered=[r.ci.head_sha for r in ci_rounds if r.ci is not None],
             awaiting=last.head_sha if last and last.kind == "ci" and last.ci and not last.ci.reproduced_by else "",
+            draft=pull.pr.draft,
         )
         decision = decide(facts, ci, contract.ci, pull.record)
         for check in decision.reruns:
@@ -80,8 +82,9 @@ class CiJob:
                 self.ctx.record("ci_flaky", text=note.text, head=head)
         if decision.record != pull.record:
             pull.save(decision.record)
-        if decision.to_draft and not pull.pr.draft:
-            self.out.set_ready(pull.pr, False)
+        if decision.draft:
+            pull.pr = self.out.set_ready(pull.pr, False)
+            self.out.comment(pull.pr.number, draft_comment(decision.draft))
         if decision.action != "round":
             data_out = {"pr": pull.pr.html_url, "head": head, "action": decision.action}
             skipped = decision.action == "skip"

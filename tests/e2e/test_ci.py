@@ -190,11 +190,18 @@ def test_a_failure_on_a_head_someone_else_pushed_starts_no_round(world: World, t
     branch = the_pull(world)["head"]["ref"]
     foreign = push_as_someone_else(world, tmp_path, branch, "NOTES.md", "Notes by Mona.\n")
     reruns = list(fake(world).reruns)
+    the_pull(world)["draft"] = False  # marked ready by a maintainer
     _run_id, task = ci_failed(world)
     assert task["status"] == "done", why(task)
     assert fake(world).reruns == reruns, "not even a re-run"
     assert world.git("rev-parse", branch).strip() == foreign
     assert f"`{foreign[:7]}`" in progress(world) and "which someone else pushed" in progress(world)
+    assert the_pull(world)["draft"] is True, "a required check fails and ai-fix leaves it: back to draft"
+    [back] = [c for c in world.github.bot_comments(REPO, the_pull(world)["number"]) if "Back to draft" in c["body"]]
+    assert (
+        f"failed on {foreign[:7]} and ai-fix will not fix it: the head {foreign[:7]} was pushed by someone else"
+        in (back["body"])
+    )
 
 
 def test_the_fourth_failure_after_three_rounds_gets_a_comment_and_no_round(world: World) -> None:
@@ -211,13 +218,14 @@ def test_the_fourth_failure_after_three_rounds_gets_a_comment_and_no_round(world
         ROUNDS_RECORD, pr["body"], [r.model_dump(mode="json") for r in [*rounds, *extra]]
     )
     assert sum(r.kind == "ci" for r in read_rounds(pr["body"])) == 3
+    pr["draft"] = False  # marked ready again
     run_id, task = ci_failed(world)
     assert task["status"] == "done" and fake(world).reruns[-1] == run_id
     fake(world).complete(run_id, [LINT])
     task = deliver_run(world, run_id)
     assert task["status"] == "done", why(task)
     assert "after 3 CI rounds (ci.max_rounds: 3): no round" in progress(world)
-    assert "the pull request is back to draft" in progress(world)
+    assert "will not fix it: ci.max_rounds (3) reached; the pull request is back to draft" in progress(world)
     assert the_pull(world)["draft"] is True
     assert world.git("rev-parse", pr["head"]["ref"]).strip() == pr["head"]["sha"], "nothing pushed"
 
