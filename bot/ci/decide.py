@@ -60,10 +60,38 @@ class _Notes:
     def __init__(self, record: CiRecord, head: str) -> None:
         self.record, self.head, self.added = record, head, 0
 
-    def __call__(self, kind: NoteKind, text: str) -> None:
-        if not self.record.has_note(kind, self.head):
+    def __call__(self, kind: NoteKind, text: str, *, per_text: bool = False) -> None:
+        """`per_text`: once per head and text (a PR marked ready again and left again, for another reason)."""
+        said = any(n.text == text for n in self.record.notes) if per_text else self.record.has_note(kind, self.head)
+        if not said:
             self.record.add(CiNote(kind=kind, head_sha=self.head, text=text))
             self.added += 1
+
+
+def refused_reruns(record: CiRecord, head: str, refused: dict[int, str]) -> CiRecord:
+    """The record once GitHub refused (403) to re-run some of the runs just asked for: `refused` maps run id to
+    GitHub's message. They count as re-run no more (so deciding again goes on to a round or a note), and a
+    note says what the App is missing.
+    """
+    record = record.model_copy(deep=True)
+    names = []
+    for rerun in record.reruns:
+        if rerun.head_sha == head and rerun.outcome == "requested" and rerun.run_id in refused:
+            rerun.outcome = "refused"
+            names.append(f"`{rerun.name}`")
+    if not any(r.head_sha == head and r.outcome == "requested" for r in record.reruns):
+        record.notes = [n for n in record.notes if not (n.kind == "rerun" and n.head_sha == head)]
+    why = "; ".join(sorted(set(refused.values())))
+    record.add(
+        CiNote(
+            kind="rerun_refused",
+            head_sha=head,
+            text=f"GitHub refused to re-run the failed jobs of {', '.join(names)} on {_short(head)} ({why}): re-running "
+            "needs the App's `actions: write` permission (app.yml; accept it in the installation's settings), or set "
+            "`ci.rerun_first: false`; went on without a re-run",
+        )
+    )
+    return record
 
 
 def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Decision:
@@ -80,7 +108,7 @@ def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Dec
         required, draft = ci.required_failing, ""
         if required and not pr.draft:
             draft = f"{_names(required)} failed on {_short(head)} and ai-fix will not fix it: {reason}"
-            note("draft", f"{draft}; the pull request is back to draft")
+            note("draft", f"{draft}; the pull request is back to draft", per_text=True)
         return Decision(action="note" if note.added else "skip", reason=reason, record=record, draft=draft)
 
     if not config.fix:

@@ -9,7 +9,7 @@ an attempt after a crash runs that round (resumed from its own state) instead of
 
 from __future__ import annotations
 
-from bot.ci.decide import PullFacts, decide
+from bot.ci.decide import PullFacts, decide, refused_reruns
 from bot.ci.digest import DigestPart, annotation_lines, job_part, render_digest
 from bot.ci.mapping import mapped_checks
 from bot.ci.models import FAILING, CiRound, FailedCheck, HeadCi
@@ -20,6 +20,7 @@ from bot.delivery.ci_notes import draft_comment
 from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
+from bot.github.client import GitHubStatusError
 from bot.job.pipeline import Attempt, DeliveryPipeline, RoundInput
 from bot.job.pull import OwnPull
 from bot.queue.pipeline import JobContext, JobOutcome
@@ -73,10 +74,9 @@ class CiJob:
             draft=pull.pr.draft,
         )
         decision = decide(facts, ci, contract.ci, pull.record)
-        for check in decision.reruns:
-            assert check.run_id is not None
-            self.api.rerun_failed_jobs(check.run_id)
-            self.ctx.record("ci_rerun", check=check.name, run=check.run_id, head=head)
+        refused = self.rerun(decision.reruns, head)
+        if refused:  # GitHub would not re-run them: decide again without those re-runs (a round or a note)
+            decision = decide(facts, ci, contract.ci, refused_reruns(decision.record, head, refused))
         for note in decision.record.notes[len(pull.record.notes) :]:
             if note.kind == "flaky":
                 self.ctx.record("ci_flaky", text=note.text, head=head)
@@ -92,6 +92,22 @@ class CiJob:
         round_input = self.round_input(ci, decision.failed, contract)
         self.ctx.checkpoint(**{ROUND_STATE: round_input.model_dump(mode="json")})
         return self.round(round_input)
+
+    def rerun(self, checks: list[FailedCheck], head: str) -> dict[int, str]:
+        """Re-run each check's failed jobs; the runs GitHub refused to re-run (403), each with GitHub's message."""
+        refused = {}
+        for check in checks:
+            assert check.run_id is not None
+            try:
+                self.api.rerun_failed_jobs(check.run_id)
+            except GitHubStatusError as exc:
+                if exc.status != 403:
+                    raise
+                refused[check.run_id] = str(exc)
+                self.ctx.record("ci_rerun_refused", check=check.name, run=check.run_id, head=head, error=str(exc))
+                continue
+            self.ctx.record("ci_rerun", check=check.name, run=check.run_id, head=head)
+        return refused
 
     def round(self, round_input: RoundInput) -> JobOutcome:
         attempt = Attempt(self.rounds, self.snapshot, self.ctx, round_input)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.ci.decide import PullFacts, decide
+from bot.ci.decide import PullFacts, decide, refused_reruns
 from bot.ci.models import NO_CI_FIX_LABEL, CiRecord, FailedCheck, HeadCi, Rerun, WorkflowRun
 from bot.contract.models import CiConfig
 
@@ -119,3 +119,16 @@ def test_the_ci_result_of_a_round_that_could_not_reproduce_is_reported_once_it_i
     decision = decide(pull(awaiting=HEAD), green, CiConfig(), CiRecord())
     assert decision.action == "note" and decision.record.reported == [HEAD]
     assert "pushed by the last CI round, passes (2 checks)" in decision.record.notes[0].text
+
+
+def test_a_rerun_github_refuses_goes_on_to_a_round_or_the_limit_and_says_what_is_missing() -> None:
+    first = decide(pull(), failing(), CiConfig(), CiRecord())
+    assert first.action == "rerun"
+    refused = refused_reruns(first.record, HEAD, {11: "answered 403 'Resource not accessible by integration'"})
+    assert [r.outcome for r in refused.reruns] == ["refused"]
+    [note] = refused.notes  # the "re-ran ... once" note is gone: nothing was re-run
+    assert note.kind == "rerun_refused" and "`actions: write`" in note.text and "not accessible" in note.text
+    again = decide(pull(), failing(), CiConfig(), refused)
+    assert again.action == "round" and again.reruns == [], "refused: not asked again, a round instead"
+    limit = decide(pull(ci_rounds=3), failing(), CiConfig(), refused)
+    assert limit.action == "note" and [n.kind for n in limit.record.notes] == ["rerun_refused", "limit", "draft"]
