@@ -23,7 +23,7 @@ from bot.errors import StoreUnavailable
 from bot.intake.metrics import CiCounts, Metrics
 from bot.intake.webhook import MAX_BODY, WebhookEndpoint, WebhookFirst
 from bot.intake.writer import IntakeWriter
-from bot.queue.health import BACKLOG_SECONDS, delivery_backlog, queue_figures
+from bot.queue.health import BACKLOG_SECONDS, delivery_backlog, event_counts, job_counts, queue_figures
 from bot.queue.models import Job, JobStatus
 from bot.queue.store import Store
 from bot.secrets import held_secrets
@@ -53,9 +53,9 @@ def _task_json(job: Job, *, full: bool) -> dict[str, Any]:
 def _ci_counts(store: Store) -> CiCounts:
     """CI rounds by outcome and re-runs, counted from the events the `ci` jobs recorded."""
     return CiCounts(
-        rounds=store.event_counts("ci_round", "outcome"),
-        reruns=sum(store.event_counts("ci_rerun", "check").values()),
-        flaky=sum(store.event_counts("ci_flaky", "head").values()),
+        rounds=event_counts(store, "ci_round", "outcome"),
+        reruns=sum(event_counts(store, "ci_rerun", "check").values()),
+        flaky=sum(event_counts(store, "ci_flaky", "head").values()),
     )
 
 
@@ -132,7 +132,7 @@ def create_app(
         if (refused := authorized(request)) is not None:
             return refused
         try:
-            jobs = await run_in_threadpool(store.job_counts)
+            jobs = await run_in_threadpool(job_counts, store)
             figures = await run_in_threadpool(queue_figures, store)
             ci = await run_in_threadpool(_ci_counts, store)
         except StoreUnavailable as exc:

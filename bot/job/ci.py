@@ -21,8 +21,9 @@ from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
 from bot.github.client import GitHubStatusError
-from bot.job.pipeline import Attempt, DeliveryPipeline, RoundInput
+from bot.job.pipeline import Attempt, DeliveryPipeline
 from bot.job.pull import OwnPull
+from bot.job.rounds import RoundInput
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 

@@ -20,8 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bot.checks.models import SetupReport
-from bot.ci.models import CiRecord, CiRound, ci_record, read_ci_record
-from bot.contract.globs import path_in_scope
+from bot.ci.models import CiRecord, ci_record, read_ci_record
 from bot.contract.models import TaskContract
 from bot.delivery.checkrun import render_check_run
 from bot.delivery.ci_notes import answered, round_note
@@ -35,6 +34,7 @@ from bot.delivery.replies import render_reply
 from bot.job.approval import ApprovalStage, wants_plan
 from bot.job.contract_stage import ContractStage
 from bot.job.paths import trace_file
+from bot.job.rounds import RoundInput, ready_for_review, rounds_feedback
 from bot.loop.records import Spent
 from bot.loop.report import Phase as LoopPhase
 from bot.loop.result import Handoff, Outcome, RunResult
@@ -76,41 +76,6 @@ class DeliveryState(BaseModel):
     spent: Spent = Field(default_factory=Spent)
     """Steps, tokens, cost and wall time the job's runs have spent, stored after every step: the budget counts
     across attempts."""
-
-
-def ready_for_review(result: RunResult) -> bool:
-    """Every contract check passed after the change and the diff is inside scope and limits (recorded data only)."""
-    contract, final = result.contract, result.final
-    if not result.accepted or final is None or not contract.checks:
-        return False
-    if any((r := final.result(c.name)) is None or r.status != "pass" for c in contract.checks):
-        return False
-    budget = contract.budget
-    if len(result.diff.files) > budget.max_files_changed or result.diff.lines > budget.max_lines_changed:
-        return False
-    return all(path_in_scope(f.path, contract.scope) for f in result.diff.files)
-
-
-def rounds_feedback(rounds: list[RoundRecord], snapshot: Snapshot) -> list[str]:
-    """What the model is told about earlier rounds and where review comments point, besides the contract's feedback."""
-    lines = [
-        f"Earlier round {r.n} ({r.kind}) ended {r.outcome}: {r.reason} ({r.files} files, +{r.added} -{r.removed}"
-        + (f", head {r.head_sha[:7]}" if r.head_sha else "")
-        + ")"
-        for r in rounds
-    ]
-    for rc in snapshot.review_comments:
-        hunk = "\n".join(rc.diff_hunk.splitlines()[-6:])
-        if rc.path and hunk:
-            lines.append(f"Code the review comment on {rc.path}:{rc.line or '?'} points at:\n{hunk}")
-    return lines
-
-
-class RoundInput(BaseModel):
-    """What a round the project's CI started brings besides the contract: the failure digest and what it answers."""
-
-    feedback: list[str]
-    ci: CiRound
 
 
 class DeliveryPipeline:

@@ -8,11 +8,13 @@ installation's jobs recorded (`jobs.cost_usd`) since 00:00 UTC.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from bot.queue.database import Conn
-from bot.queue.models import WORK_KINDS
+from bot.queue.database import Conn, Database
+from bot.queue.models import WORK_KINDS, Job
 
 _WORK = ",".join(f"'{kind}'" for kind in WORK_KINDS)
 
@@ -100,3 +102,35 @@ def waiting_reason(conn: Conn, limits: Limits, job: Any, now: float) -> str:
                 f"${limits.daily_cost_usd:.2f} (AIFIX_DAILY_COST_USD). It starts on the next UTC day."
             )
     return ""
+
+
+class _Store(Protocol):
+    clock: Callable[[], float]
+    db: Database
+
+    def transaction(self) -> AbstractContextManager[Conn]: ...
+    def add_event(self, conn: Conn, job_id: int, event: str, data: dict[str, Any]) -> None: ...
+    def get_job(self, job_id: int) -> Job | None: ...
+
+
+def waiting_notices(store: _Store, limits: Limits, limit: int = 20) -> list[tuple[Job, str]]:
+    """Queued jobs the limits hold whose reason changed since it was last told: (job, reason) to tell now.
+
+    Each is handed to one caller only (the new reason is stored in the same transaction).
+    """
+    now = store.clock()
+    told: list[tuple[int, str]] = []
+    with store.transaction() as conn:
+        rows = conn.execute(
+            f"SELECT * FROM jobs WHERE status = 'queued' AND kind IN ({_WORK}) AND available_at <= ? "
+            f"ORDER BY id LIMIT ?{store.db.for_update}{store.db.skip_locked}",
+            (now, limit),
+        ).fetchall()
+        for row in rows:
+            reason = waiting_reason(conn, limits, row, now)
+            if reason != row["waiting"]:
+                conn.execute("UPDATE jobs SET waiting = ? WHERE id = ?", (reason, row["id"]))
+                if reason:
+                    store.add_event(conn, row["id"], "waiting", {"reason": reason})
+                    told.append((int(row["id"]), reason))
+    return [(job, reason) for job_id, reason in told if (job := store.get_job(job_id)) is not None]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from bot.queue.models import FINAL_STATUSES, MAX_DELIVERY_FAILURES
@@ -71,3 +72,20 @@ def queue_figures(store: Store) -> QueueFigures:
         queued=int(queued),
         oldest_queued_seconds=max(store.clock() - float(oldest), 0.0) if oldest is not None else 0.0,
     )
+
+
+def event_counts(store: Store, event: str, key: str) -> dict[str, int]:
+    """How many history events named `event` the store holds, by the value of `key` in their data."""
+    counts: dict[str, int] = {}
+    with store.reading() as conn:
+        for (data,) in conn.execute("SELECT data FROM events WHERE event = ?", (event,)):
+            value = str(json.loads(data).get(key, ""))
+            counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def job_counts(store: Store) -> dict[tuple[str, str], int]:
+    """Jobs by (kind, status)."""
+    with store.reading() as conn:
+        rows = conn.execute("SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status").fetchall()
+    return {(r[0], r[1]): int(r[2]) for r in rows}

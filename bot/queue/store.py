@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.errors import ConfigError, StoreUnavailable
 from bot.queue.database import Conn, Database, is_database_error
-from bot.queue.governance import NO_LIMITS, Limits, allowed, waiting_reason
+from bot.queue.governance import NO_LIMITS, Limits, allowed
 from bot.queue.migrate import migrate, unknown_versions
 from bot.queue.models import (
     COMMAND_KINDS,
@@ -270,28 +270,6 @@ class Store(WaitingJobs):
             self.add_event(conn, job_id, "claimed", {"worker": owner, "attempt": attempt})
         return self.get_job(job_id)
 
-    def waiting_notices(self, limits: Limits, limit: int = 20) -> list[tuple[Job, str]]:
-        """Queued jobs the limits hold whose reason changed since it was last told: (job, reason) to tell now.
-
-        Each is handed to one caller only (the new reason is stored in the same transaction).
-        """
-        now = self.clock()
-        told: list[tuple[int, str]] = []
-        with self.transaction() as conn:
-            rows = conn.execute(
-                f"SELECT * FROM jobs WHERE status = 'queued' AND kind IN ({_marks(WORK_KINDS)}) AND available_at <= ? "
-                f"ORDER BY id LIMIT ?{self.db.for_update}{self.db.skip_locked}",
-                (*WORK_KINDS, now, limit),
-            ).fetchall()
-            for row in rows:
-                reason = waiting_reason(conn, limits, row, now)
-                if reason != row["waiting"]:
-                    conn.execute("UPDATE jobs SET waiting = ? WHERE id = ?", (reason, row["id"]))
-                    if reason:
-                        self.add_event(conn, row["id"], "waiting", {"reason": reason})
-                        told.append((int(row["id"]), reason))
-        return [(job, reason) for job_id, reason in told if (job := self.get_job(job_id)) is not None]
-
     def renew(self, owner: str, lease_seconds: float) -> int:
         """Extend every lease `owner` holds; returns how many it still holds."""
         now = self.clock()
@@ -406,18 +384,3 @@ class Store(WaitingJobs):
         filters = [(column, value) for column, value in (("status", status), ("repo", repo)) if value]
         where = " AND ".join(f"{column} = ?" for column, _ in filters)
         return self._jobs(f"WHERE {where}" if where else "", [value for _, value in filters], limit)
-
-    def event_counts(self, event: str, key: str) -> dict[str, int]:
-        """How many history events named `event` the store holds, by the value of `key` in their data."""
-        counts: dict[str, int] = {}
-        with self.reading() as conn:
-            for (data,) in conn.execute("SELECT data FROM events WHERE event = ?", (event,)):
-                value = str(json.loads(data).get(key, ""))
-                counts[value] = counts.get(value, 0) + 1
-        return counts
-
-    def job_counts(self) -> dict[tuple[str, str], int]:
-        """Jobs by (kind, status)."""
-        with self.reading() as conn:
-            rows = conn.execute("SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status").fetchall()
-        return {(r[0], r[1]): int(r[2]) for r in rows}

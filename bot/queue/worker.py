@@ -21,7 +21,7 @@ from bot.errors import AiFixError
 from bot.github.client import RepoClient
 from bot.markers import PROGRESS_KIND, marker
 from bot.queue.capture import IssueChanged, Permissions, capture_snapshot
-from bot.queue.governance import Limits
+from bot.queue.governance import Limits, waiting_notices
 from bot.queue.models import ANSWER_KINDS, COMMAND_KINDS, WORK_KINDS, Job, PlanAnswer, Trigger
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
 from bot.queue.store import Store
@@ -166,7 +166,7 @@ class WorkerPool:
     def _tell_waiting(self) -> None:
         """Say on the issue (in ai-fix's one comment there) why a queued job does not start, when that changes."""
         try:
-            notices = self.store.waiting_notices(self.limits)
+            notices = waiting_notices(self.store, self.limits)
         except AiFixError as exc:
             log.error("could not look for jobs held by the limits: %s", exc)
             return

@@ -62,7 +62,7 @@ BROKEN = [
     ("scope:\n  allow: src/**\n", "line 2: scope.allow: must be a list (got 'src/**')"),
     (
         "checks: []\nextra: 1\n",
-        "line 2: extra: unknown key; allowed here: checks, setup, setup_secrets, scope, budget, sandbox, model, ci",
+        "line 2: extra: unknown key; allowed here: checks, setup, setup_secrets, scope, budget, sandbox, model, approval, approval_timeout_days, ci",
     ),
     ("budget: {max_steps: 1}\nbudget: {max_steps: 2}\n", "line 2: budget: duplicate key; keep only one"),
     (

@@ -2,7 +2,7 @@
 
 from bot.contract.models import Scope
 from bot.delivery.models import RoundRecord
-from bot.job.pipeline import ready_for_review, rounds_feedback
+from bot.job.rounds import ready_for_review, rounds_feedback
 from bot.snapshot import ReviewComment, Snapshot
 from bot.workspace.models import DiffStats, FileChange
 from tests.support.results import accepted, handed_off, run

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
+from bot.queue.health import job_counts
 from bot.queue.models import FINAL_STATUSES
 from bot.queue.store import Store
 from tests.support.pipelines import wait_for
@@ -111,7 +112,7 @@ def test_two_intakes_and_four_workers_on_postgresql(tmp_path, fake_github, githu
                 timeout=300,
                 interval=0.5,
             ),
-            f"jobs by (kind, status): {store.job_counts()}",
+            f"jobs by (kind, status): {job_counts(store)}",
         )
     finally:
         for proc in intakes + workers:

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from bot.intake.metrics import Metrics
-from bot.queue.governance import Limits, day_start
-from bot.queue.health import queue_figures
+from bot.queue.governance import Limits, day_start, waiting_notices
+from bot.queue.health import job_counts, queue_figures
 from bot.queue.models import WORK_KINDS, Trigger
 from bot.queue.store import Store
 from tests.support.pipelines import Gate, wait_for
@@ -37,10 +37,10 @@ def test_one_job_per_repository_runs_and_the_waiting_one_is_told_behind_what(sto
     assert store.claim("w1", WORK_KINDS, LEASE, limits).id == first
     assert store.claim("w2", WORK_KINDS, LEASE, limits).id == other  # passes over the one waiting in acme/api
     assert store.claim("w3", WORK_KINDS, LEASE, limits) is None
-    [(job, reason)] = store.waiting_notices(limits)
+    [(job, reason)] = waiting_notices(store, limits)
     assert job.id == second
     assert reason.startswith("Queued behind acme/api#1: at most 1 job(s) run at once in acme/api")
-    assert store.waiting_notices(limits) == []  # told once, until the reason changes
+    assert waiting_notices(store, limits) == []  # told once, until the reason changes
     assert store.finish(first, "w1", "done", "")
     assert store.claim("w3", WORK_KINDS, LEASE, limits).id == second
 
@@ -51,7 +51,7 @@ def test_the_installation_limit_counts_every_repository_of_it(store):
     assert store.claim("w1", WORK_KINDS, LEASE, limits).id == first
     assert store.claim("w2", WORK_KINDS, LEASE, limits).id == elsewhere  # another installation, own budget
     assert store.claim("w3", WORK_KINDS, LEASE, limits) is None
-    [(job, reason)] = store.waiting_notices(limits)
+    [(job, reason)] = waiting_notices(store, limits)
     assert job.repo == B and "Queued behind acme/api#1" in reason and "AIFIX_MAX_RUNNING_PER_INSTALLATION" in reason
 
 
@@ -62,7 +62,7 @@ def test_past_the_daily_cost_a_job_waits_for_the_next_utc_day(store, clock):
     waiting = enqueue(store, A, 2)
     limits = Limits(daily_cost_usd=3.0)
     assert store.claim("w2", WORK_KINDS, LEASE, limits) is None
-    [(job, reason)] = store.waiting_notices(limits)
+    [(job, reason)] = waiting_notices(store, limits)
     tomorrow = time.strftime("%Y-%m-%d", time.gmtime(clock.now + 86400))
     assert job.id == waiting
     assert reason == (
@@ -93,7 +93,7 @@ def test_claims_at_once_never_run_more_than_the_limit(store, database_url):
         t.join()
     for own in stores:
         own.close()
-    assert len(claimed) <= 2 and store.job_counts()[("issue", "running")] == len(claimed)
+    assert len(claimed) <= 2 and job_counts(store)[("issue", "running")] == len(claimed)
 
 
 def test_the_issue_comment_says_the_job_is_queued_and_behind_what(start_service, fake_github, tmp_path):
@@ -122,7 +122,7 @@ def test_metrics_report_cost_and_outcomes_per_repository_and_the_queue(store, cl
         store.claim("w", WORK_KINDS, LEASE)
         assert store.finish(job_id, "w", "done" if job_id == first else "failed", "", cost_usd=cost)
     clock.now += 42
-    text = Metrics().render(store.job_counts(), queue_figures(store))
+    text = Metrics().render(job_counts(store), queue_figures(store))
     assert 'aifix_cost_usd_total{repo="acme/api"} 1.500000' in text
     assert 'aifix_cost_usd_total{repo="acme/web"} 0.250000' in text
     assert 'aifix_outcomes_total{repo="acme/api",outcome="done"} 1' in text
