@@ -27,24 +27,27 @@ from tests.support.fake_github import load_payload
 from tests.support.webhooks import INSTALLATION, REPO, pr_comment
 from tests.support.world import CANARY, FIX_SCRIPT, SECRETS, World, sees, start_world
 
-LINT_LOG = "\n".join(
-    f"2026-12-01T10:00:0{i}.1234567Z {line}"
-    for i, line in enumerate(
-        [
-            "##[group]Run actions/checkout@v4",
-            "with:",
-            "##[endgroup]",
-            "Syncing repository: Codertocat/Hello-World",
-            "##[group]Run pydocstyle calc.py",
-            "pydocstyle calc.py",
-            "shell: /usr/bin/bash -e {0}",
-            "##[endgroup]",
-            f"export DEPLOY_TOKEN={CANARY}-in-the-repo",
-            "calc.py:4 in public function `add`:",
-            '        D401: First line should be in imperative mood (perhaps "Return", not "The")',
-            "##[error]Process completed with exit code 1.",
-        ]
-    )
+
+def actions_log(lines: list[str]) -> str:
+    """A GitHub Actions job log: a timestamp before every line."""
+    return "\n".join(f"2026-12-01T10:00:{i:02}.1234567Z {line}" for i, line in enumerate(lines))
+
+
+LINT_LOG = actions_log(
+    [
+        "##[group]Run actions/checkout@v4",
+        "with:",
+        "##[endgroup]",
+        "Syncing repository: Codertocat/Hello-World",
+        "##[group]Run pydocstyle calc.py",
+        "pydocstyle calc.py",
+        "shell: /usr/bin/bash -e {0}",
+        "##[endgroup]",
+        f"export DEPLOY_TOKEN={CANARY}-in-the-repo",
+        "calc.py:4 in public function `add`:",
+        '        D401: First line should be in imperative mood (perhaps "Return", not "The")',
+        "##[error]Process completed with exit code 1.",
+    ]
 )
 LINT = FakeJob("lint", "Run pydocstyle calc.py", LINT_LOG)
 DOCSTRING_FIX = call(
@@ -168,19 +171,16 @@ def test_a_failing_workflow_is_rerun_once_then_a_round_pushes_a_fix_on_the_same_
     assert f"the project's CI on {new_head[:7]}, pushed by the last CI round, passes" in progress(world)
 
 
-TESTS_LOG = "\n".join(
-    f"2026-12-01T10:05:0{i}.1234567Z {line}"
-    for i, line in enumerate(
-        [
-            "##[group]Run pytest -q tests",
-            "pytest -q tests",
-            "shell: /usr/bin/bash -e {0}",
-            "##[endgroup]",
-            "FAILED tests/test_calc.py::CalcTest::test_total - AssertionError: 9.0 != 6",
-            "1 failed, 1 passed in 0.02s",
-            "##[error]Process completed with exit code 1.",
-        ]
-    )
+TESTS_LOG = actions_log(
+    [
+        "##[group]Run pytest -q tests",
+        "pytest -q tests",
+        "shell: /usr/bin/bash -e {0}",
+        "##[endgroup]",
+        "FAILED tests/test_calc.py::CalcTest::test_total - AssertionError: 9.0 != 6",
+        "1 failed, 1 passed in 0.02s",
+        "##[error]Process completed with exit code 1.",
+    ]
 )
 
 
