@@ -76,8 +76,12 @@ class CiJob:
         )
         decision = decide(facts, ci, contract.ci, pull.record)
         refused = self.rerun(decision.reruns, head)
-        if refused:  # GitHub would not re-run them: decide again without those re-runs (a round or a note)
-            decision = decide(facts, ci, contract.ci, refused_reruns(decision.record, head, refused))
+        if refused:
+            record = refused_reruns(decision.record, head, refused)
+            if len(refused) == len(decision.reruns):  # nothing re-runs: decide again without them (a round or a note)
+                decision = decide(facts, ci, contract.ci, record)
+            else:  # the others re-run: their second result decides, as usual
+                decision = decision.model_copy(update={"record": record})
         for note in decision.record.notes[len(pull.record.notes) :]:
             if note.kind == "flaky":
                 self.ctx.record("ci_flaky", text=note.text, head=head)
