@@ -66,15 +66,23 @@ def replace_hidden_record(name: str, body: str, data: Any) -> str:
     return f"{body[: first.end()]}\n\n{record}{body[first.end() :]}"
 
 
-def opened_by_ai_fix(item: dict[str, Any], app_id: int | None) -> bool:
-    """True for an issue or PR object that ai-fix opened: authored by a bot account, its body carrying our PR marker.
+def is_login(user: Any, login: str) -> bool:
+    """True when a GitHub user object is the account `login` (GitHub's logins compare without case)."""
+    return isinstance(user, dict) and bool(login) and str(user.get("login") or "").casefold() == login.casefold()
 
-    Read from GitHub's own data (author and body), so it works without the local database. The jobs on a
-    pull request (`ci`, `rebase`, `scan`) apply it; the webhook's triggers apply the stricter
-    `bot.intake.triggers.opened_by_ai_fix` (the author is this App's own `<slug>[bot]` login).
+
+def opened_by_ai_fix(item: dict[str, Any], bot_login: str) -> bool:
+    """True for an issue or PR object that ai-fix opened: authored by this App's bot user, its body carrying our PR marker.
+
+    Read from GitHub's own data (author and body), so it works without the local database. Another App's
+    bot (renovate[bot]) may copy the marker, but only GitHub can author as `<our slug>[bot]`. `bot_login`
+    is that login, read once from `GET /app`; the webhook's triggers and the jobs on a pull request
+    (`ci`, `rebase`, `scan`) all apply this one rule.
     """
     user = item.get("user")
-    if not isinstance(user, dict) or user.get("type") != "Bot" or find_marker(item.get("body"), PR_KIND) is None:
-        return False
-    app = item.get("performed_via_github_app")
-    return not isinstance(app, dict) or not app or app_id is None or app.get("id") == app_id
+    return (
+        isinstance(user, dict)
+        and user.get("type") == "Bot"
+        and is_login(user, bot_login)
+        and find_marker(item.get("body"), PR_KIND) is not None
+    )

@@ -4,7 +4,8 @@ The job has already made sure it is an open ai-fix pull request from the reposit
 CI fixing on and no opt-out label; re-runs ai-fix asked for are settled (a pass is flaky, a failure is
 the second one); a round the project's CI had to judge gets its result; then, for what fails now:
 nothing again for a head a round already answered, nothing for a head someone else pushed, a re-run
-first, no round past the limit.
+first, no round past the limit. Whatever leaves a failing required check unfixed puts a ready PR back
+to draft (the PR is ready only while they are green or pending).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class PullFacts(BaseModel):
     """Heads whose CI failure a round already answered."""
     awaiting: str = ""
     """The head a CI round pushed without reproducing the failure: the project's CI on it is that round's result."""
+    draft: bool = False
 
 
 class Decision(BaseModel):
@@ -40,7 +42,8 @@ class Decision(BaseModel):
     reruns: list[FailedCheck] = Field(default_factory=list)
     failed: list[FailedCheck] = Field(default_factory=list)
     """What the round fixes."""
-    to_draft: bool = False
+    draft: str = ""
+    """Why the PR goes back to draft ("": it stays as it is): a required check fails and ai-fix leaves it."""
 
 
 def _short(sha: str) -> str:
@@ -57,10 +60,38 @@ class _Notes:
     def __init__(self, record: CiRecord, head: str) -> None:
         self.record, self.head, self.added = record, head, 0
 
-    def __call__(self, kind: NoteKind, text: str) -> None:
-        if not self.record.has_note(kind, self.head):
+    def __call__(self, kind: NoteKind, text: str, *, per_text: bool = False) -> None:
+        """`per_text`: once per head and text (a PR marked ready again and left again, for another reason)."""
+        said = any(n.text == text for n in self.record.notes) if per_text else self.record.has_note(kind, self.head)
+        if not said:
             self.record.add(CiNote(kind=kind, head_sha=self.head, text=text))
             self.added += 1
+
+
+def refused_reruns(record: CiRecord, head: str, refused: dict[int, str]) -> CiRecord:
+    """The record once GitHub refused (403) to re-run some of the runs just asked for: `refused` maps run id to
+    GitHub's message. They count as re-run no more (so deciding again goes on to a round or a note), and a
+    note says what the App is missing.
+    """
+    record = record.model_copy(deep=True)
+    names = []
+    for rerun in record.reruns:
+        if rerun.head_sha == head and rerun.outcome == "requested" and rerun.run_id in refused:
+            rerun.outcome = "refused"
+            names.append(f"`{rerun.name}`")
+    if not any(r.head_sha == head and r.outcome == "requested" for r in record.reruns):
+        record.notes = [n for n in record.notes if not (n.kind == "rerun" and n.head_sha == head)]
+    why = "; ".join(sorted(set(refused.values())))
+    record.add(
+        CiNote(
+            kind="rerun_refused",
+            head_sha=head,
+            text=f"GitHub refused to re-run the failed jobs of {', '.join(names)} on {_short(head)} ({why}): re-running "
+            "needs the App's `actions: write` permission (app.yml; accept it in the installation's settings), or set "
+            "`ci.rerun_first: false`; went on without a re-run",
+        )
+    )
+    return record
 
 
 def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Decision:
@@ -68,9 +99,17 @@ def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Dec
     head = pr.head_sha
     note = _Notes(record, head)
 
-    def done(reason: str, *, to_draft: bool = False) -> Decision:
-        """No re-run and no round: a note when something was added to the record, else a skip."""
-        return Decision(action="note" if note.added else "skip", reason=reason, record=record, to_draft=to_draft)
+    def done(reason: str) -> Decision:
+        """No re-run and no round: a note when something was added to the record, else a skip.
+
+        The PR is ready only while the required checks are green or pending: when one fails and ai-fix
+        leaves it (for whichever reason), a ready PR goes back to draft, with a note saying why.
+        """
+        required, draft = ci.required_failing, ""
+        if required and not pr.draft:
+            draft = f"{_names(required)} failed on {_short(head)} and ai-fix will not fix it: {reason}"
+            note("draft", f"{draft}; the pull request is back to draft", per_text=True)
+        return Decision(action="note" if note.added else "skip", reason=reason, record=record, draft=draft)
 
     if not config.fix:
         return done("CI fixing is off for this repository (ci.fix: false in .github/ai-fix.yml)")
@@ -112,14 +151,12 @@ def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Dec
             action="rerun", reason=f"re-ran the failed jobs of {_names(fresh)}", record=record, reruns=fresh
         )
     if pr.ci_rounds >= config.max_rounds:
-        draft = bool(ci.required_failing)
         note(
             "limit",
             f"{_names(ci.failed)} failed on {_short(head)} after {pr.ci_rounds} CI rounds (ci.max_rounds: "
-            f"{config.max_rounds}): no round; fix it by hand or comment `/agent retry`"
-            + ("; the pull request is back to draft" if draft else ""),
+            f"{config.max_rounds}): no round; fix it by hand or comment `/agent retry`",
         )
-        return done(f"ci.max_rounds ({config.max_rounds}) reached", to_draft=draft)
+        return done(f"ci.max_rounds ({config.max_rounds}) reached")
     return Decision(
         action="round", reason=f"{_names(ci.failed)} failed on {_short(head)}", record=record, failed=ci.failed
     )

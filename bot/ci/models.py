@@ -65,10 +65,13 @@ class Rerun(BaseModel):
     run_id: int
     name: str
     head_sha: str
-    outcome: Literal["requested", "passed", "failed"] = "requested"
+    outcome: Literal["requested", "passed", "failed", "refused"] = "requested"
+    """`refused`: GitHub would not re-run it (403), so the job went on without a re-run."""
 
 
-NoteKind = Literal["rerun", "flaky", "round", "ci_result", "foreign_push", "limit", "draft", "rebase", "not_merged"]
+NoteKind = Literal[
+    "rerun", "rerun_refused", "flaky", "round", "ci_result", "foreign_push", "limit", "draft", "rebase", "not_merged"
+]
 
 
 class CiNote(BaseModel):

@@ -19,6 +19,7 @@ def worker_main(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     s = build_services()
+    s.github.bot_login()  # once at start (GET /app): a wrong App id stops here; the jobs know their PRs by it
     pool = WorkerPool(s.store, s.github, s.pipeline, s.settings, workers=max(s.settings.workers, 1))
     pool.start()
     log.info("ai-fix worker %s: %d workers on %s", pool.owner, pool.workers, s.settings.database_url)

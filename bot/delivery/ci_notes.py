@@ -70,6 +70,14 @@ def not_merged_reply(base: str, base_sha: str, why: str, checks: CheckRun | None
     return "\n".join(lines) + "\n"
 
 
+def draft_comment(why: str) -> str:
+    """The pull request comment when it goes back to draft: a required check fails and ai-fix leaves it."""
+    return (
+        f"Back to draft: {inert_line(why)}.\n\nThe pull request is marked ready only while the project's required "
+        "checks are green or pending. Fix it by hand, or comment `/agent retry` to hand the branch back.\n"
+    )
+
+
 def check_lines(checks: CheckRun | None) -> list[str]:
     """The contract's checks as run by ai-fix on the merge."""
     if checks is None or not checks.results:

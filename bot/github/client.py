@@ -83,13 +83,17 @@ class RepoClient:
     `rest` is the underlying githubkit client for calls not wrapped here; `token` is for `git push`.
     """
 
-    def __init__(self, rest: GitHub[Any], repo: str, token: SecretStr, *, app_id: int | None = None) -> None:
+    def __init__(
+        self, rest: GitHub[Any], repo: str, token: SecretStr, *, app_id: int | None = None, bot_login: str = ""
+    ) -> None:
         self.rest = rest
         self.repo = repo
         self.owner, self.name = repo.split("/", 1)
         self.token = token
         self.app_id = app_id
         """The App the token belongs to: only its own comments are ever edited."""
+        self.bot_login = bot_login
+        """The App's bot user, `<slug>[bot]`: only pull requests it authored are ai-fix's ("": none are)."""
 
     def _json(self, what: str, call: Callable[[], Any]) -> Any:
         with calling(what):
@@ -240,20 +244,25 @@ class GitHubApp:
             "user_agent": "ai-fix",
         }
         self.app = GitHub(AppAuthStrategy(app_id, private_key), **self._options)
+        self._bot_login = ""
 
     def bot_login(self) -> str:
-        """This App's bot user, `<slug>[bot]`, from GET /app: the author of every PR and comment the App writes."""
+        """This App's bot user, `<slug>[bot]`, from GET /app (once): the author of every PR and comment the App writes."""
+        if self._bot_login:
+            return self._bot_login
         with calling("GET /app"):
             data = self.app.rest.apps.get_authenticated().json()
         slug = data.get("slug") if isinstance(data, dict) else None
         if not isinstance(slug, str) or not slug:
             raise GitHubError("GET /app answered without the App's slug; check AIFIX_APP_ID and AIFIX_GITHUB_API_URL")
-        return f"{slug}[bot]"
+        self._bot_login = f"{slug}[bot]"
+        return self._bot_login
 
     def for_repo(self, installation_id: int, repo: str) -> RepoClient:
         """A client whose installation token reaches only `repo` (one token per job, valid for an hour)."""
-        name = repo.split("/", 1)[1]
+        name, bot_login = repo.split("/", 1)[1], self.bot_login()
         with calling(f"POST access token for installation {installation_id}"):
             data = self.app.rest.apps.create_installation_access_token(installation_id, repositories=[name]).json()
         token = data["token"]
-        return RepoClient(GitHub(TokenAuthStrategy(token), **self._options), repo, SecretStr(token), app_id=self.app_id)
+        client = GitHub(TokenAuthStrategy(token), **self._options)
+        return RepoClient(client, repo, SecretStr(token), app_id=self.app_id, bot_login=bot_login)

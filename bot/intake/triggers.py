@@ -14,7 +14,7 @@ from bot.contract.approach import PLAN_LABEL
 from bot.intake.ci_triggers import ci_trigger
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
-from bot.markers import PR_KIND, find_marker
+from bot.markers import is_login, opened_by_ai_fix
 from bot.queue.models import GitHubId, IssueText, Login, RepoName, Trigger
 
 
@@ -86,22 +86,6 @@ def _is_human(user: dict[str, Any]) -> bool:
     return user.get("type") == "User"
 
 
-def _is_login(user: dict[str, Any], login: str) -> bool:
-    return bool(login) and str(user.get("login") or "").casefold() == login.casefold()
-
-
-def opened_by_ai_fix(item: dict[str, Any], bot_login: str) -> bool:
-    """True for an issue or PR object that ai-fix opened: authored by this App's bot user, its body carrying our PR marker.
-
-    Read from GitHub's own data (author and body), so it works without the local database. Another App's
-    bot (renovate[bot]) may copy the marker, but only GitHub can author as `<our slug>[bot]`.
-    """
-    user = _dict(item.get("user"))
-    return (
-        user.get("type") == "Bot" and _is_login(user, bot_login) and find_marker(item.get("body"), PR_KIND) is not None
-    )
-
-
 def _base(payload: dict[str, Any]) -> dict[str, Any] | Ignored:
     repo = _dict(payload.get("repository"))
     installation = _dict(payload.get("installation"))
@@ -134,7 +118,7 @@ def _issue_text(issue: dict[str, Any]) -> IssueText:
 
 def _label_removed(payload: dict[str, Any], issue: dict[str, Any], label: str, bot_login: str) -> Decision:
     sender = _dict(payload.get("sender"))
-    if _is_login(sender, bot_login):
+    if is_login(sender, bot_login):
         return Ignored("ai-fix removed the label itself")
     return LabelRemoved(
         repo=_dict(payload.get("repository")).get("full_name") or "",

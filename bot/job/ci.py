@@ -9,16 +9,18 @@ an attempt after a crash runs that round (resumed from its own state) instead of
 
 from __future__ import annotations
 
-from bot.ci.decide import PullFacts, decide
+from bot.ci.decide import PullFacts, decide, refused_reruns
 from bot.ci.digest import DigestPart, annotation_lines, job_part, render_digest
 from bot.ci.mapping import mapped_checks
 from bot.ci.models import FAILING, CiRound, FailedCheck, HeadCi
 from bot.ci.read import head_ci
 from bot.contract.build import build_contract
 from bot.contract.models import TaskContract
+from bot.delivery.ci_notes import draft_comment
 from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
+from bot.github.client import GitHubStatusError
 from bot.job.pipeline import Attempt, DeliveryPipeline
 from bot.job.pull import OwnPull
 from bot.job.rounds import RoundInput
@@ -70,19 +72,24 @@ class CiJob:
             ci_rounds=len(ci_rounds),
             answered=[r.ci.head_sha for r in ci_rounds if r.ci is not None],
             awaiting=last.head_sha if last and last.kind == "ci" and last.ci and not last.ci.reproduced_by else "",
+            draft=pull.pr.draft,
         )
         decision = decide(facts, ci, contract.ci, pull.record)
-        for check in decision.reruns:
-            assert check.run_id is not None
-            self.api.rerun_failed_jobs(check.run_id)
-            self.ctx.record("ci_rerun", check=check.name, run=check.run_id, head=head)
+        refused = self.rerun(decision.reruns, head)
+        if refused:
+            record = refused_reruns(decision.record, head, refused)
+            if len(refused) == len(decision.reruns):  # nothing re-runs: decide again without them (a round or a note)
+                decision = decide(facts, ci, contract.ci, record)
+            else:  # the others re-run: their second result decides, as usual
+                decision = decision.model_copy(update={"record": record})
         for note in decision.record.notes[len(pull.record.notes) :]:
             if note.kind == "flaky":
                 self.ctx.record("ci_flaky", text=note.text, head=head)
         if decision.record != pull.record:
             pull.save(decision.record)
-        if decision.to_draft and not pull.pr.draft:
-            self.out.set_ready(pull.pr, False)
+        if decision.draft:
+            pull.pr = self.out.set_ready(pull.pr, False)
+            self.out.comment(pull.pr.number, draft_comment(decision.draft))
         if decision.action != "round":
             data_out = {"pr": pull.pr.html_url, "head": head, "action": decision.action}
             skipped = decision.action == "skip"
@@ -90,6 +97,22 @@ class CiJob:
         round_input = self.round_input(ci, decision.failed, contract)
         self.ctx.checkpoint(**{ROUND_STATE: round_input.model_dump(mode="json")})
         return self.round(round_input)
+
+    def rerun(self, checks: list[FailedCheck], head: str) -> dict[int, str]:
+        """Re-run each check's failed jobs; the runs GitHub refused to re-run (403), each with GitHub's message."""
+        refused = {}
+        for check in checks:
+            assert check.run_id is not None
+            try:
+                self.api.rerun_failed_jobs(check.run_id)
+            except GitHubStatusError as exc:
+                if exc.status != 403:
+                    raise
+                refused[check.run_id] = str(exc)
+                self.ctx.record("ci_rerun_refused", check=check.name, run=check.run_id, head=head, error=str(exc))
+                continue
+            self.ctx.record("ci_rerun", check=check.name, run=check.run_id, head=head)
+        return refused
 
     def round(self, round_input: RoundInput) -> JobOutcome:
         attempt = Attempt(self.rounds, self.snapshot, self.ctx, round_input)

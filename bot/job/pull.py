@@ -20,10 +20,10 @@ def _full_name(side: Any) -> str:
     return str(repo.get("full_name") or "") if isinstance(repo, dict) else ""
 
 
-def refusal(data: dict[str, Any], app_id: int | None) -> str:
+def refusal(data: dict[str, Any], bot_login: str) -> str:
     """Why ai-fix leaves a pull request alone ("" when it may work on it): not its own, closed, or from a fork."""
     number = data.get("number")
-    if not opened_by_ai_fix(data, app_id):
+    if not opened_by_ai_fix(data, bot_login):
         return f"#{number} is not a pull request ai-fix opened"
     if data.get("state") != "open":
         return f"#{number} is closed"
@@ -40,7 +40,7 @@ class OwnPull:
     def read(cls, out: GitHubOutput, snapshot: Snapshot, ctx: JobContext) -> OwnPull | JobOutcome:
         """The job's pull request as GitHub has it now, or the `skipped` outcome saying why ai-fix leaves it alone."""
         data = ctx.github.get_pull(snapshot.pr_number or snapshot.number)
-        if why := refusal(data, ctx.github.app_id):
+        if why := refusal(data, ctx.github.bot_login):
             return JobOutcome(status="skipped", reason=why)
         return cls(out, data, issue=snapshot.number)
 

@@ -52,7 +52,7 @@ class ScanJob:
     def own_pulls(self, base: str | None = None) -> list[dict[str, Any]]:
         """The open ai-fix pull requests (into `base`, when given), forks left out."""
         pulls = self.api.open_pulls(base)
-        return [p for p in pulls if not refusal(p, self.ctx.github.app_id)]
+        return [p for p in pulls if not refusal(p, self.ctx.github.bot_login)]
 
     def after_push(self, branch: str) -> list[str]:
         said = []

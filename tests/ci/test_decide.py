@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.ci.decide import PullFacts, decide
+from bot.ci.decide import PullFacts, decide, refused_reruns
 from bot.ci.models import NO_CI_FIX_LABEL, CiRecord, FailedCheck, HeadCi, Rerun, WorkflowRun
 from bot.contract.models import CiConfig
 
@@ -64,26 +64,51 @@ def test_a_check_run_that_is_not_a_workflow_is_not_rerun() -> None:
 def test_a_head_someone_else_pushed_gets_a_note_and_no_round() -> None:
     decision = decide(pull(last_push=OTHER), failing(), CiConfig(), CiRecord())
     assert decision.action == "note" and decision.reruns == []
-    [note] = decision.record.notes
+    [note, _draft] = decision.record.notes
     assert note.kind == "foreign_push" and "someone else pushed" in note.text and OTHER[:7] in note.text
 
 
 def test_the_round_limit_counts_recorded_rounds_and_puts_the_pr_back_to_draft() -> None:
     decision = decide(pull(ci_rounds=3, answered=["c" * 40]), failing(attempt=2), CiConfig(), CiRecord())
-    assert decision.action == "note" and decision.to_draft is True
+    assert decision.action == "note" and "ci.max_rounds (3) reached" in decision.draft
     assert "after 3 CI rounds (ci.max_rounds: 3)" in decision.record.notes[0].text
+    assert [n.kind for n in decision.record.notes] == ["limit", "draft"]
     optional = decide(pull(ci_rounds=3), failing(attempt=2, required=False), CiConfig(), CiRecord())
-    assert optional.to_draft is False, "a failing check the branch does not require keeps the PR ready"
+    assert optional.draft == "", "a failing check the branch does not require keeps the PR ready"
+
+
+def test_every_required_failure_ai_fix_leaves_puts_a_ready_pr_back_to_draft_once() -> None:
+    """Not only at the round limit: a foreign push, ci.fix: false, the opt-out label, a head a round answered."""
+    left = {
+        "pushed by someone else": decide(pull(last_push=OTHER), failing(), CiConfig(), CiRecord()),
+        "ci.fix: false": decide(pull(), failing(), CiConfig(fix=False), CiRecord()),
+        NO_CI_FIX_LABEL: decide(pull(labels=[NO_CI_FIX_LABEL]), failing(), CiConfig(), CiRecord()),
+        "already answered": decide(pull(answered=[HEAD]), failing(attempt=2), CiConfig(), CiRecord()),
+    }
+    for why, decision in left.items():
+        assert decision.action == "note" and why in decision.draft, (why, decision)
+        [draft] = [n for n in decision.record.notes if n.kind == "draft"]
+        assert draft.head_sha == HEAD and draft.text.endswith("the pull request is back to draft"), why
+    already = decide(pull(last_push=OTHER, draft=True), failing(), CiConfig(fix=False), CiRecord())
+    assert already.draft == "" and already.action == "skip", "a draft PR stays as it is, nothing said"
+    optional = decide(pull(last_push=OTHER), failing(required=False), CiConfig(), CiRecord())
+    assert optional.draft == "", "an optional check failing keeps the PR ready"
+    for started in (
+        decide(pull(), failing(), CiConfig(), CiRecord()),
+        decide(pull(), failing(2), CiConfig(), CiRecord()),
+    ):
+        assert started.action in ("rerun", "round") and started.draft == "", "a re-run or a round may still fix it"
 
 
 def test_a_head_a_round_already_answered_is_left_alone() -> None:
-    assert decide(pull(answered=[HEAD]), failing(attempt=2), CiConfig(), CiRecord()).action == "skip"
+    decision = decide(pull(answered=[HEAD], draft=True), failing(attempt=2), CiConfig(), CiRecord())
+    assert decision.action == "skip" and decision.reruns == [] and decision.failed == []
 
 
 def test_the_opt_outs() -> None:
-    off = decide(pull(), failing(), CiConfig(fix=False), CiRecord())
-    assert off.action == "skip" and "ci.fix: false" in off.reason
-    label = decide(pull(labels=[NO_CI_FIX_LABEL.upper()]), failing(), CiConfig(), CiRecord())
+    off = decide(pull(draft=True), failing(), CiConfig(fix=False), CiRecord())
+    assert off.action == "skip" and "ci.fix: false" in off.reason and off.record == CiRecord(), "not even a re-run"
+    label = decide(pull(labels=[NO_CI_FIX_LABEL.upper()], draft=True), failing(), CiConfig(), CiRecord())
     assert label.action == "skip" and NO_CI_FIX_LABEL in label.reason
 
 
@@ -94,3 +119,16 @@ def test_the_ci_result_of_a_round_that_could_not_reproduce_is_reported_once_it_i
     decision = decide(pull(awaiting=HEAD), green, CiConfig(), CiRecord())
     assert decision.action == "note" and decision.record.reported == [HEAD]
     assert "pushed by the last CI round, passes (2 checks)" in decision.record.notes[0].text
+
+
+def test_a_rerun_github_refuses_goes_on_to_a_round_or_the_limit_and_says_what_is_missing() -> None:
+    first = decide(pull(), failing(), CiConfig(), CiRecord())
+    assert first.action == "rerun"
+    refused = refused_reruns(first.record, HEAD, {11: "answered 403 'Resource not accessible by integration'"})
+    assert [r.outcome for r in refused.reruns] == ["refused"]
+    [note] = refused.notes  # the "re-ran ... once" note is gone: nothing was re-run
+    assert note.kind == "rerun_refused" and "`actions: write`" in note.text and "not accessible" in note.text
+    again = decide(pull(), failing(), CiConfig(), refused)
+    assert again.action == "round" and again.reruns == [], "refused: not asked again, a round instead"
+    limit = decide(pull(ci_rounds=3), failing(), CiConfig(), refused)
+    assert limit.action == "note" and [n.kind for n in limit.record.notes] == ["rerun_refused", "limit", "draft"]

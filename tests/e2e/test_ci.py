@@ -27,24 +27,27 @@ from tests.support.fake_github import load_payload
 from tests.support.webhooks import INSTALLATION, REPO, pr_comment
 from tests.support.world import CANARY, FIX_SCRIPT, SECRETS, World, sees, start_world
 
-LINT_LOG = "\n".join(
-    f"2026-12-01T10:00:0{i}.1234567Z {line}"
-    for i, line in enumerate(
-        [
-            "##[group]Run actions/checkout@v4",
-            "with:",
-            "##[endgroup]",
-            "Syncing repository: Codertocat/Hello-World",
-            "##[group]Run pydocstyle calc.py",
-            "pydocstyle calc.py",
-            "shell: /usr/bin/bash -e {0}",
-            "##[endgroup]",
-            f"export DEPLOY_TOKEN={CANARY}-in-the-repo",
-            "calc.py:4 in public function `add`:",
-            '        D401: First line should be in imperative mood (perhaps "Return", not "The")',
-            "##[error]Process completed with exit code 1.",
-        ]
-    )
+
+def actions_log(lines: list[str]) -> str:
+    """A GitHub Actions job log: a timestamp before every line."""
+    return "\n".join(f"2026-12-01T10:00:{i:02}.1234567Z {line}" for i, line in enumerate(lines))
+
+
+LINT_LOG = actions_log(
+    [
+        "##[group]Run actions/checkout@v4",
+        "with:",
+        "##[endgroup]",
+        "Syncing repository: Codertocat/Hello-World",
+        "##[group]Run pydocstyle calc.py",
+        "pydocstyle calc.py",
+        "shell: /usr/bin/bash -e {0}",
+        "##[endgroup]",
+        f"export DEPLOY_TOKEN={CANARY}-in-the-repo",
+        "calc.py:4 in public function `add`:",
+        '        D401: First line should be in imperative mood (perhaps "Return", not "The")',
+        "##[error]Process completed with exit code 1.",
+    ]
 )
 LINT = FakeJob("lint", "Run pydocstyle calc.py", LINT_LOG)
 DOCSTRING_FIX = call(
@@ -168,6 +171,81 @@ def test_a_failing_workflow_is_rerun_once_then_a_round_pushes_a_fix_on_the_same_
     assert f"the project's CI on {new_head[:7]}, pushed by the last CI round, passes" in progress(world)
 
 
+TESTS_LOG = actions_log(
+    [
+        "##[group]Run pytest -q tests",
+        "pytest -q tests",
+        "shell: /usr/bin/bash -e {0}",
+        "##[endgroup]",
+        "FAILED tests/test_calc.py::CalcTest::test_total - AssertionError: 9.0 != 6",
+        "1 failed, 1 passed in 0.02s",
+        "##[error]Process completed with exit code 1.",
+    ]
+)
+
+
+def test_a_failure_a_contract_check_reproduces_is_that_checks_round(world: World, tmp_path: Path) -> None:
+    """The failing CI step runs pytest, which the contract's `tests` check runs: the sandbox reproduces it first."""
+    pr = the_pull(world)
+    branch = pr["head"]["ref"]
+    ours = world.git("show", f"{branch}:calc.py")
+    broken = push_as_someone_else(
+        world,
+        tmp_path,
+        branch,
+        "calc.py",
+        ours.replace("result = add(result, value)", "result = add(result, value) + 1"),
+    )
+    # What a restart reads back: the body records that head as ai-fix's own last push (a round that pushed it).
+    rounds = read_rounds(pr["body"])
+    pushed = rounds[-1].model_copy(update={"n": len(rounds) + 1, "kind": "retry", "head_sha": broken, "ci": None})
+    pr["body"] = replace_hidden_record(
+        ROUNDS_RECORD, pr["body"], [r.model_dump(mode="json") for r in [*rounds, pushed]]
+    )
+    world.script([])
+    run_id, task = ci_failed(world, "Tests", [FakeJob("pytest", "Run pytest -q tests", TESTS_LOG)])
+    assert task["status"] == "done" and fake(world).reruns[-1] == run_id, why(task)
+    fake(world).complete(run_id, [FakeJob("pytest", "Run pytest -q tests", TESTS_LOG)])
+    world.script(
+        [
+            sees(
+                "The failing command is the contract check(s) tests",
+                turn(
+                    "test_total fails in the sandbox too: total() adds 1 per value.",
+                    call(
+                        "plan",
+                        steps=[{"do": "drop the + 1 in total()", "done_when": "tests: pass"}],
+                        impact=["calc.py"],
+                    ),
+                ),
+            ),
+            turn(
+                "Drop it.",
+                call(
+                    "str_replace_based_edit_tool",
+                    command="str_replace",
+                    path="calc.py",
+                    old_str="result = add(result, value) + 1",
+                    new_str="result = add(result, value)",
+                ),
+            ),
+            turn("Check.", call("run_checks", names=["tests"], expect="tests pass")),
+            turn("Done.", call("finish", summary="total() sums the values again.", risks=[])),
+            turn("Done, really.", call("finish", summary="total() sums the values again.", risks=[])),
+        ]
+    )
+    task = deliver_run(world, run_id)
+    assert task["kind"] == "ci" and task["status"] in ("done", "unverified"), why(task)
+    new_head = world.git("rev-parse", branch).strip()
+    assert new_head != broken and world.git("show", f"{new_head}:calc.py") == ours
+    [*_, last] = read_rounds(the_pull(world)["body"])
+    assert last.kind == "ci" and last.head_sha == new_head and last.ci is not None
+    assert last.ci.head_sha == broken and last.ci.mapped == ["tests"] and last.ci.reproduced_by == ["tests"]
+    text = progress(world)
+    assert f"reproduced in the sandbox by `tests` (failing on {broken[:7]}); after the change: `tests`" in text
+    assert f"pushed {new_head[:7]}" in text
+
+
 def test_a_pass_on_the_rerun_is_noted_flaky_and_starts_no_round(world: World) -> None:
     world.script([])
     head = the_pull(world)["head"]["sha"]
@@ -181,7 +259,7 @@ def test_a_pass_on_the_rerun_is_noted_flaky_and_starts_no_round(world: World) ->
     assert [r.outcome for r in record.reruns if r.run_id == run_id] == ["passed"]
     metrics = world.client.get("/metrics", headers={"Authorization": f"Bearer {SECRETS['AIFIX_ADMIN_TOKEN']}"}).text
     assert 'aifix_ci_reruns_total{result="flaky"} 1' in metrics
-    assert 'aifix_ci_reruns_total{result="requested"} 2' in metrics
+    assert 'aifix_ci_reruns_total{result="requested"} 3' in metrics  # one per test so far
     assert any(line.startswith("aifix_ci_rounds_total{outcome=") for line in metrics.splitlines())
 
 
@@ -190,11 +268,18 @@ def test_a_failure_on_a_head_someone_else_pushed_starts_no_round(world: World, t
     branch = the_pull(world)["head"]["ref"]
     foreign = push_as_someone_else(world, tmp_path, branch, "NOTES.md", "Notes by Mona.\n")
     reruns = list(fake(world).reruns)
+    the_pull(world)["draft"] = False  # marked ready by a maintainer
     _run_id, task = ci_failed(world)
     assert task["status"] == "done", why(task)
     assert fake(world).reruns == reruns, "not even a re-run"
     assert world.git("rev-parse", branch).strip() == foreign
     assert f"`{foreign[:7]}`" in progress(world) and "which someone else pushed" in progress(world)
+    assert the_pull(world)["draft"] is True, "a required check fails and ai-fix leaves it: back to draft"
+    [back] = [c for c in world.github.bot_comments(REPO, the_pull(world)["number"]) if "Back to draft" in c["body"]]
+    assert (
+        f"failed on {foreign[:7]} and ai-fix will not fix it: the head {foreign[:7]} was pushed by someone else"
+        in (back["body"])
+    )
 
 
 def test_the_fourth_failure_after_three_rounds_gets_a_comment_and_no_round(world: World) -> None:
@@ -203,21 +288,23 @@ def test_the_fourth_failure_after_three_rounds_gets_a_comment_and_no_round(world
     # Three CI rounds recorded in the body, the last of which pushed today's head: what a restart reads back.
     rounds = read_rounds(pr["body"])
     ci_round = next(r for r in rounds if r.kind == "ci")
+    more = 3 - sum(r.kind == "ci" for r in rounds)
     extra = [
-        ci_round.model_copy(update={"n": len(rounds) + i, "head_sha": pr["head"]["sha"] if i == 2 else f"{i}" * 40})
-        for i in (1, 2)
+        ci_round.model_copy(update={"n": len(rounds) + i, "head_sha": pr["head"]["sha"] if i == more else f"{i}" * 40})
+        for i in range(1, more + 1)
     ]
     pr["body"] = replace_hidden_record(
         ROUNDS_RECORD, pr["body"], [r.model_dump(mode="json") for r in [*rounds, *extra]]
     )
     assert sum(r.kind == "ci" for r in read_rounds(pr["body"])) == 3
+    pr["draft"] = False  # marked ready again
     run_id, task = ci_failed(world)
     assert task["status"] == "done" and fake(world).reruns[-1] == run_id
     fake(world).complete(run_id, [LINT])
     task = deliver_run(world, run_id)
     assert task["status"] == "done", why(task)
     assert "after 3 CI rounds (ci.max_rounds: 3): no round" in progress(world)
-    assert "the pull request is back to draft" in progress(world)
+    assert "will not fix it: ci.max_rounds (3) reached; the pull request is back to draft" in progress(world)
     assert the_pull(world)["draft"] is True
     assert world.git("rev-parse", pr["head"]["ref"]).strip() == pr["head"]["sha"], "nothing pushed"
 
@@ -274,6 +361,14 @@ def test_a_base_branch_push_that_makes_the_pr_conflict_gets_a_merge_commit_resol
     assert the_pull(world)["mergeable"] is True
 
 
+def push_to_main(world: World, sha: str) -> dict[str, Any]:
+    """The `push` delivery of `sha` to main; the scan job it makes, finished."""
+    payload = copy.deepcopy(load_payload("push/with-installation"))
+    payload.update(ref="refs/heads/main", after=sha, deleted=False, created=False)
+    payload["installation"] = {"id": INSTALLATION}
+    return world.run("push", payload)
+
+
 def test_agent_rebase_from_a_reader_is_refused(world: World) -> None:
     world.script([])
     world.github.permissions[(REPO, "reader")] = "read"
@@ -282,3 +377,48 @@ def test_agent_rebase_from_a_reader_is_refused(world: World) -> None:
     task = world.run("issue_comment", pr_comment("/agent rebase", number=pr["number"], sender="reader"))
     assert task["kind"] == "rebase" and task["status"] == "rejected", task
     assert world.git("rev-parse", pr["head"]["ref"]).strip() == head
+
+
+def test_a_merge_that_cannot_be_finished_pushes_nothing_and_the_reply_says_why(world: World, tmp_path: Path) -> None:
+    pr = the_pull(world)
+    head = pr["head"]["sha"]
+    before = {t["id"] for t in world.tasks() if t["kind"] == "rebase"}
+    main_text = world.git("show", "main:calc.py")
+    assert '"""The sum of a and b."""' in main_text
+    push_as_someone_else(world, tmp_path, "main", "calc.py", main_text.replace("The sum of a and b.", "Add a and b."))
+    assert fake(world).refresh(REPO, pr) is None and pr["mergeable"] is False
+    wrong_file = call(
+        "resolve_conflicts", resolutions=[{"file": "README.md", "conflict": 1, "text": "x"}], summary="Resolved."
+    )
+    world.script([turn("Resolving.", wrong_file) for _ in range(3)])  # three unusable answers: the limit
+    assert push_to_main(world, world.git("rev-parse", "main").strip())["status"] == "done"
+    [task] = [t for t in world.tasks() if t["kind"] == "rebase" and t["id"] not in before]
+    task = world.wait(task["id"])
+    assert task["status"] == "handed_off" and "no usable resolution in 3 answers" in task["reason"], why(task)
+    assert world.git("rev-parse", pr["head"]["ref"]).strip() == head, "nothing pushed"
+    [reply] = [c for c in world.github.bot_comments(REPO, pr["number"]) if "Could not merge `main`" in c["body"]]
+    assert (
+        "the model gave no usable resolution in 3 answers" in reply["body"] and "Nothing was pushed." in reply["body"]
+    )
+    assert "`/agent rebase` to try again" in reply["body"]
+    assert "could not merge main: the model gave no usable resolution" in progress(world)
+    assert read_rounds(the_pull(world)["body"])[-1].head_sha == head, "no round recorded for what was not pushed"
+
+
+def test_a_rerun_github_refuses_says_what_permission_is_missing_and_goes_on(world: World) -> None:
+    world.script([])  # the PR has had its three CI rounds: going on means the limit's note, no model call
+    fake(world).rerun_refusal = "Resource not accessible by integration"
+    reruns = list(fake(world).reruns)
+    head = the_pull(world)["head"]["sha"]
+    try:
+        _run_id, task = ci_failed(world)
+    finally:
+        fake(world).rerun_refusal = None
+    assert task["status"] == "done" and task["attempts"] == 1, why(task)
+    assert not [e for e in task.get("events", []) if e["event"] == "attempt_failed"], "not failed blindly"
+    assert fake(world).reruns == reruns
+    text = progress(world)
+    assert f"GitHub refused to re-run the failed jobs of `CI` on {head[:7]}" in text
+    assert "Resource not accessible by integration" in text and "`actions: write`" in text
+    assert f"re-ran the failed jobs of `CI` (failure) on {head[:7]}" not in text, "nothing was re-run"
+    assert f"failed on {head[:7]} after 3 CI rounds" in text, "went on to what comes after a re-run: the limit"

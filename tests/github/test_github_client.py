@@ -40,9 +40,13 @@ def test_the_apps_bot_user_is_read_from_get_app_with_the_jwt(app, fake_github):
     assert app.bot_login() == "my-fixer[bot]"
     [call] = fake_github.calls_to("apps/get-authenticated")
     assert call.token is None  # the App's JWT, checked by the fake, as GitHub requires
+    # Read once: each repository's client carries it (the jobs tell ai-fix's pull requests by it), no second GET.
+    assert app.for_repo(1, REPO).bot_login == "my-fixer[bot]"
+    assert len(fake_github.calls_to("apps/get-authenticated")) == 1
     fake_github.script("GET", "^/app$", httpx.Response(200, json={"id": 1}))
+    fresh = GitHubApp(fake_github.app_id, fake_github.private_key_pem, base_url=fake_github.base_url, retry=FAST)
     with pytest.raises(GitHubError, match="without the App's slug"):
-        app.bot_login()
+        fresh.bot_login()
 
 
 def test_permissions_come_from_the_collaborator_api(app, fake_github):

@@ -78,3 +78,24 @@ def test_a_failing_status_on_an_ai_fix_head_queues_a_ci_job_for_its_pr(start_ser
     [ci] = wait_until(lambda: [j for j in svc.store.list_jobs() if j.kind == "ci"], timeout=30)
     [trigger] = ci.triggers
     assert (ci.number, trigger.head_sha, [c.name for c in trigger.checks]) == (pull["number"], HEAD, ["ci/jenkins"])
+
+
+def test_only_pull_requests_this_apps_bot_authored_count_as_ai_fix_ones(start_service, fake_github):
+    """Another bot's PR whose body copies the marker gets neither a rebase nor a CI check (issue 13 item 9's rule)."""
+    fake_github.bot_login = "my-fixer[bot]"  # GET /app answers this App's slug; the worker learns its login there
+    ours = own_pull(fake_github, HEAD, mergeable=False)
+    copied = own_pull(fake_github, "e" * 40, mergeable=False)
+    copied["head"]["ref"] = "ai-fix/7-copied"
+    copied["user"].update(login="renovate[bot]", type="Bot")
+    svc = start_service(pipeline=ScansOnly())
+    status = copy.deepcopy(load_payload("status/with-installation"))
+    status.update(sha="e" * 40, state="failure", context="ci/jenkins")
+    status["branches"] = [{"name": "ai-fix/7-copied", "commit": {"sha": "e" * 40, "url": ""}, "protected": False}]
+    job = settled(svc.store, deliver(svc.client, "status", status).json()["job_id"], timeout=30)
+    assert job.status == "skipped" and "no open ai-fix pull request has the head eeeeeee" in job.reason, job.reason
+    payload = copy.deepcopy(load_payload("push/with-installation"))
+    payload.update(ref="refs/heads/master", deleted=False, after="f" * 40)
+    job = settled(svc.store, deliver(svc.client, "push", payload).json()["job_id"], timeout=30)
+    assert job.status == "done" and f"queued a rebase of #{ours['number']}" in job.reason, job.reason
+    assert f"#{copied['number']}" not in job.reason
+    assert [j.number for j in svc.store.list_jobs() if j.kind in ("rebase", "ci")] == [ours["number"]]

@@ -51,6 +51,7 @@ def test_a_trigger_from_someone_without_write_access_is_rejected(start_service, 
     )
     assert job.snapshot is None and fake_github.reactions == []
     assert [c.op_id for c in fake_github.calls] == [
+        "apps/get-authenticated",  # the App's bot user, read once by the worker's GitHubApp
         "apps/create-installation-access-token",
         "repos/get-collaborator-permission-level",
     ]

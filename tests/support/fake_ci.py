@@ -48,6 +48,8 @@ class CiGitHub(PullsGitHub):
         self.computing: dict[tuple[str, int], int] = {}
         """(repo, PR number) -> how many more reads answer `mergeable: null` (GitHub still computing it)."""
         self.reruns: list[int] = []
+        self.rerun_refusal: str | None = None
+        """When set, a re-run is answered 403 with this message (the App without `actions: write`)."""
         self.log_reads: list[int] = []
         self._run_ids = itertools.count(30_000_001)
         for op_id, handler in {
@@ -189,6 +191,8 @@ class CiGitHub(PullsGitHub):
         run = self.runs.get(int(call.params["run_id"]))
         if run is None or run["repo"] != self._repo(call):
             return httpx.Response(404, json={"message": "Not Found"})
+        if self.rerun_refusal is not None:
+            return httpx.Response(403, json={"message": self.rerun_refusal})
         if run["status"] != "completed" or run["conclusion"] == "success":
             return httpx.Response(403, json={"message": "This workflow run has no failed jobs to re-run"})
         self.reruns.append(run["id"])
