@@ -164,7 +164,10 @@ def redact_json(value: Any, secrets: Iterable[str] = (), **dump: Any) -> str:
     structure (a piece of a held secret that a cost's digits happen to repeat), each value is redacted on its own
     instead and a number that gives a piece away becomes the mask, a string."""
     held = list(secrets)
-    text = redact(json.dumps(value, **dump), held)
+    dumped = json.dumps(value, **dump)
+    text = redact(dumped, held)
+    if text == dumped:  # nothing masked: still the JSON it was
+        return text
     try:
         json.loads(text)
         return text

@@ -172,5 +172,9 @@ class TaskContract(BaseModel):
     approach: ApprovedApproach | None = None
     """The approach a maintainer approved; the run follows it (it joins the model's stable context)."""
 
+    def commands(self) -> tuple[str, ...]:
+        """Setup's commands, then every check's: what the job's sandbox must be able to run."""
+        return (*self.setup, *(c.run for c in self.checks))
+
     def check(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)

@@ -113,7 +113,7 @@ class RebaseJob:
             except ConflictError as exc:
                 return merged.model_copy(update={"problem": str(exc)})
         resolver = self.resolver(files, contract, base) if files else None
-        job = SandboxJob(repo=self.snapshot.repo, commands=(*contract.setup, *(c.run for c in contract.checks)))
+        job = SandboxJob(repo=self.snapshot.repo, commands=contract.commands())
         sandbox = self.kit.open_sandbox(ws.path, contract.sandbox, job)
         try:
             checks = SandboxChecks(sandbox, contract, self.secrets())

@@ -135,7 +135,7 @@ def _harness(
     model = kit.open_model(choice)
     job = SandboxJob(
         repo=repo,
-        commands=(*contract.setup, *(c.run for c in contract.checks)),
+        commands=contract.commands(),
         setup_key=_setup_key(contract, workspace),
         progress=reporter.say,
     )

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from bot.errors import AiFixError
 from bot.github.client import RepoClient
 from bot.markers import PR_KIND, find_marker
-from bot.queue.models import IssueText, Job, Trigger
-from bot.snapshot import WRITE_PERMISSIONS, Comment, ReviewComment, Snapshot
+from bot.queue.models import COMMAND_KINDS, IssueText, Job, Trigger
+from bot.snapshot import WRITE_PERMISSIONS, Comment, JobKind, ReviewComment, Snapshot
 
 _FIXES = re.compile(r"\b(?:fix|fixes|fixed|close|closes|closed|resolve|resolves|resolved)\s+#(\d+)\b", re.IGNORECASE)
 
@@ -81,9 +81,9 @@ def capture_snapshot(
     comments written up to the label's time; it stops (IssueChanged) when the title or body was edited
     since. A retry or review reads the PR and the issue it fixes now.
     """
-    kind = job.kind
-    if kind == "stop" or kind == "help" or kind == "approve" or kind == "revise":  # spelled out: mypy narrows it
-        raise AiFixError(f"job {job.id} is the command /agent {kind}, which has no issue to snapshot")
+    if job.kind in COMMAND_KINDS:
+        raise AiFixError(f"job {job.id} is the command /agent {job.kind}, which has no issue to snapshot")
+    kind = cast(JobKind, job.kind)
     first = accepted[0]
     if kind == "scan":  # about the repository, not an issue: the job reads what it needs itself
         return Snapshot(
