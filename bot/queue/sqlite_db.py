@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,7 +51,7 @@ def connect(path: Path, synchronous: str, busy_timeout: float, *, create: bool) 
         conn = sqlite3.connect(
             target, timeout=busy_timeout, isolation_level=None, check_same_thread=False, uri=not create
         )
-        conn.execute("PRAGMA journal_mode=WAL")
+        _wal(conn, busy_timeout)
         conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
         # After a checkpoint lets the WAL restart, truncate it back to this size.
         conn.execute("PRAGMA journal_size_limit=67108864")
@@ -58,6 +59,20 @@ def connect(path: Path, synchronous: str, busy_timeout: float, *, create: bool) 
         raise StoreUnavailable(f"cannot open the job store {path}: {exc}; check AIFIX_DATABASE_URL") from exc
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
+    """WAL mode. Switching a new file to it takes an exclusive lock that SQLite does not wait for (the busy
+    timeout does not apply), so processes opening one file together retry within that timeout."""
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:
