@@ -10,6 +10,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
 
+PRICE_KEYS = frozenset({"input", "output", "cache_write", "cache_read"})
+
 
 class Settings(BaseSettings):
     """Every knob of the service. Environment variables use the `AIFIX_` prefix; the model SDKs' own
@@ -88,8 +90,13 @@ class Settings(BaseSettings):
     """Override of Vertex AI's endpoint (Private Service Connect, tests)."""
     model: str = "claude-sonnet-5-5"
     """Default model for the execution loop; `.github/ai-fix.yml` `model.name` overrides it."""
-    small_model: str = "claude-haiku-4-5"
-    """Cheap model for small mechanical tasks and history compression."""
+    small_model: str | None = None
+    """Cheap model for small mechanical tasks and history compression; unset: `claude-haiku-4-5` when the model
+    is Anthropic's, else the model itself (one vendor's key is enough)."""
+    model_prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Prices of models the shipped table lacks (self-hosted, brand new): JSON such as
+    `{"openai:my-model": {"input": 1.0, "output": 2.0}}`, USD per million tokens (`cache_write` and
+    `cache_read` may be given too; else the input rate). A model with no price runs with its cost unknown."""
     sandbox: str = "auto"
     """Sandbox backend: auto | podman | docker | bwrap | none."""
     sandbox_ro_paths: list[Path] = Field(default_factory=list)
@@ -114,6 +121,24 @@ class Settings(BaseSettings):
     """Key that signs run-viewer links (HMAC over the job id and the expiry); no links are made when unset."""
     viewer_link_days: int = Field(default=30, ge=1, le=3650)
     """How long a signed run-viewer link stays valid."""
+
+    @field_validator("work_dir")
+    @classmethod
+    def _work_dir(cls, value: Path) -> Path:
+        # Absolute once, at start: git commands run with other working directories (`git worktree add` in eval).
+        return value.expanduser().absolute()
+
+    @field_validator("model_prices")
+    @classmethod
+    def _model_prices(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for model, price in value.items():
+            unknown = set(price) - PRICE_KEYS
+            if unknown or not {"input", "output"} <= set(price) or any(v < 0 for v in price.values()):
+                raise ValueError(
+                    f"{model}: give input and output (and optionally cache_write, cache_read) in USD per million "
+                    'tokens, none negative, e.g. {"input": 1.0, "output": 2.0}'
+                )
+        return value
 
     @field_validator("public_url")
     @classmethod

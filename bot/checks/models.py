@@ -77,6 +77,21 @@ class SetupReport(BaseModel):
     offline: Literal["", "ran", "failed"] = ""
     """How that second, offline run went ("" when there was none)."""
     offline_problem: str = ""
+    failed_command: str = ""
+    """The setup command that failed, when status is `failed`."""
+    exit_code: int | None = None
+    """Its exit code (None when it was killed or timed out)."""
+    last_lines: str = ""
+    """The end of its output (redacted), for the trace and the evidence."""
+    notes: list[str] = Field(default_factory=list)
+    """What setup said of itself: its output's lines starting `ai-fix:` (which way a guessed install took)."""
+    removed: list[str] = Field(default_factory=list)
+    """What a failed guessed setup had made, removed so the checks run with the environment as it was."""
+
+    @property
+    def guess_failed(self) -> bool:
+        """A detected setup failed: the run goes on without it and the baseline decides."""
+        return self.status == "failed" and self.origin == "detected"
 
     def describe(self) -> str:
         """One line for the log, the job's events and the progress comment."""
@@ -87,11 +102,17 @@ class SetupReport(BaseModel):
             return "no setup commands"
         if self.status == "reused":
             line = f"reused the setup snapshot {self.snapshot} ({which}; their inputs are unchanged{where}) in {took}"
+        elif self.status == "failed" and self.guess_failed:
+            return (
+                f"the guessed setup failed after {took}{where}: {self.problem}; "
+                "going on with the checks in the environment as it was"
+            )
         elif self.status == "failed":
             return f"failed after {took}{where}: {self.problem}"
         else:
             saved = f"; snapshot saved as {self.snapshot}" if self.snapshot else ""
             line = f"ran {which}{where} in {took}{saved}"
+        line += "".join(f"; {note}" for note in self.notes)
         inputs = ", ".join(self.changed_inputs)
         if self.offline == "ran":
             line += f"; ran again without network for the change to {inputs}"

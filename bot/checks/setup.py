@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,10 @@ from bot.sandbox.base import Sandbox
 from bot.secrets import SETUP_SECRET_PREFIX
 
 KEY_VERSION = "ai-fix setup 1"
+NOTE = "ai-fix: "
+"""Setup output lines that start so are what a setup command says of itself; the report keeps them."""
+LAST_LINES = 20
+"""How much of a failed setup command's output the trace and the evidence keep."""
 """Bump when what a snapshot holds changes, so older snapshots are not reused."""
 
 
@@ -100,6 +105,9 @@ def prepare_environment(
     before = set(_walk(sandbox.workspace, into_dependencies=True))
     results = run_setup(sandbox, commands, env=None if offline else env, network=not offline)
     took = time.monotonic() - began
+    outputs = created(before, _walk(sandbox.workspace, into_dependencies=True))
+    notes = [line.strip() for r in results for line in redact(r.output, secrets).splitlines() if line.startswith(NOTE)]
+    base = base.model_copy(update={"notes": notes})
     if results and results[-1].exit_code != 0:
         last, command = results[-1], commands[len(results) - 1]
         output = redact(last.output, secrets)
@@ -107,7 +115,29 @@ def prepare_environment(
             "timed out" if last.timed_out else first_line(output[-500:])
         )
         problem = f"setup command `{command}` failed (exit {last.exit_code}): {why}"
-        return base.model_copy(update={"status": "failed", "problem": problem, "duration_s": took})
-    outputs = created(before, _walk(sandbox.workspace, into_dependencies=True))
+        failed = base.model_copy(
+            update={
+                "status": "failed",
+                "problem": problem,
+                "duration_s": took,
+                "failed_command": command,
+                "exit_code": last.exit_code,
+                "last_lines": "\n".join(output.rstrip().splitlines()[-LAST_LINES:]),
+            }
+        )
+        if failed.guess_failed:
+            remove(sandbox.workspace, outputs)
+            failed = failed.model_copy(update={"removed": outputs})
+        return failed
     saved = "" if offline else sandbox.save_setup(outputs) or ""
     return base.model_copy(update={"status": "ran", "snapshot": saved, "duration_s": time.monotonic() - began})
+
+
+def remove(workspace: Path, paths: list[str]) -> None:
+    """Delete what a failed guessed setup made (a half-made environment would hide the one the checks had)."""
+    for rel in paths:
+        path = workspace / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)

@@ -21,7 +21,7 @@ from bot.eval.tasks import load_tasks, shipped_sets
 from bot.eval.variants import load_config, variants
 from bot.loop.result import RunResult
 from bot.loop.session import ModelOpener
-from bot.model.routing import ModelChoice
+from bot.model.routing import ModelChoice, small_for
 from bot.settings import Settings, load_settings
 
 
@@ -38,7 +38,8 @@ def check_models(models: list[str], settings: Settings) -> None:
         if spec in POLICIES:
             continue
         opener = model_opener(spec, settings)
-        opener(ModelChoice(name=model_override(spec) or settings.model, small=settings.small_model, reason="check"))
+        name = model_override(spec) or settings.model
+        opener(ModelChoice(name=name, small=small_for(name, settings.small_model), reason="check"))
 
 
 def opener_for(request: RunRequest, settings: Settings) -> tuple[ModelOpener, str | None]:

@@ -18,9 +18,10 @@ from bot.job.pipeline import DeliveryPipeline
 from bot.loop.session import ModelOpener, Toolkit
 from bot.model.anthropic_backend import AnthropicModel
 from bot.model.base import Model
+from bot.model.prices import Price
 from bot.model.providers import RoutedModel, parse_spec
 from bot.model.replay import ReplayModel
-from bot.model.routing import ModelChoice
+from bot.model.routing import ModelChoice, small_for
 from bot.queue.pipeline import Pipeline
 from bot.sandbox.base import Sandbox, SandboxJob
 from bot.sandbox.select import open_sandbox
@@ -52,30 +53,37 @@ def open_backend(provider: str, settings: Settings, *, spec: str, role: str) -> 
     The other providers' modules are imported only when a run names them: importing the `openai` SDK
     costs about a second of CPU, which every start of `ai-fix serve` would otherwise pay.
     """
+    # AIFIX_MODEL_PRICES names specs ("openai:my-model"); a backend sees the id without its provider's prefix.
+    specs = {parse_spec(name): price for name, price in settings.model_prices.items()}
+    prices = {s.model: Price.model_validate(price) for s, price in specs.items() if s.provider == provider}
     if provider == "anthropic":
         if not (key := secret(settings.anthropic_api_key)):
             raise _missing_key("AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY", "Anthropic", spec, role)
-        return AnthropicModel.from_settings(key, settings.anthropic_base_url)
+        return AnthropicModel.from_settings(key, settings.anthropic_base_url, prices=prices)
     from bot.model.clouds import bedrock_model, vertex_model
     from bot.model.openai_backend import OpenAIModel
 
     if provider == "openai":
         if not (key := secret(settings.openai_api_key)):
             raise _missing_key("AIFIX_OPENAI_API_KEY and OPENAI_API_KEY", "OpenAI", spec, role)
-        return OpenAIModel.from_settings(key, settings.openai_base_url)
+        return OpenAIModel.from_settings(key, settings.openai_base_url, prices=prices)
     if provider == "bedrock":
         return bedrock_model(
             region=settings.aws_region,
             base_url=settings.bedrock_base_url,
             api_key=secret(settings.aws_bearer_token_bedrock) or None,
+            prices=prices,
         )
     if provider == "vertex":
         return vertex_model(
-            region=settings.vertex_region, project_id=settings.vertex_project_id, base_url=settings.vertex_base_url
+            region=settings.vertex_region,
+            project_id=settings.vertex_project_id,
+            base_url=settings.vertex_base_url,
+            prices=prices,
         )
     # Self-hosted servers: no key, and the older `max_tokens` field they all read.
     base_url = {"ollama": settings.ollama_base_url, "vllm": settings.vllm_base_url}[provider]
-    return OpenAIModel.from_settings(NO_KEY, base_url, max_tokens_field="max_tokens")
+    return OpenAIModel.from_settings(NO_KEY, base_url, max_tokens_field="max_tokens", prices=prices)
 
 
 def open_models(choice: ModelChoice, settings: Settings) -> Model:
@@ -156,6 +164,7 @@ def delivery_pipeline(settings: Settings) -> Pipeline:
     The default models are opened once here, so a missing key stops `ai-fix serve` at start; a repository's
     own `model:` config is opened with its job.
     """
-    open_models(ModelChoice(name=settings.model, small=settings.small_model, reason="the defaults"), settings)
+    small = small_for(settings.model, settings.small_model)
+    open_models(ModelChoice(name=settings.model, small=small, reason="the defaults"), settings)
     rounds = DeliveryPipeline(toolkit(settings, model=model_opener(None, settings)), run_link=run_links(settings))
     return GitHubJobs(rounds)

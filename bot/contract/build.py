@@ -134,7 +134,8 @@ class _Builder:
         sandbox = SandboxConfig(**config.sandbox.model_dump()) if config else SandboxConfig()
         if config is not None and "setup" in config.model_fields_set:
             return list(config.setup), "config", sandbox
-        commands = detect_setup(self.root, checks)
+        offline = config is not None and "network" in config.sandbox.model_fields_set and sandbox.network == "none"
+        commands = detect_setup(self.root, checks, offline=offline)
         if commands:
             self.sources["setup"] = f"detected in {self.files.source}"
             if config is None or "network" not in config.sandbox.model_fields_set:

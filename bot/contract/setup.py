@@ -4,8 +4,19 @@ Python: a virtual environment of its own at `.ai-fix-env/venv` inside the worksp
 puts its `bin` first on PATH, so checks run with its interpreter and never see the host's or the
 image's site-packages), the project installed into it editable with its test extra (`test`,
 `tests`, `testing` or `dev`, the first it has), else its requirement files, then each detected
-check's tool it does not already bring. A tool that cannot be installed does not stop setup: its
-check is then reported not run. Node: the install its lock file asks for; Go: `go mod download`;
+check's tool it does not already bring (a configured check's too, when its command names one:
+`python -m pytest …`). A tool that cannot be installed does not stop setup: its check is then
+reported not run.
+
+Under `sandbox.network: none` nothing can be downloaded, so the Python guess uses what the sandbox
+already has: the virtual environment sees the packages of the `python3` the sandbox finds (a `.pth`
+file named to be read last, so the project's own paths come first), the project is installed
+editable with the build tools found there (`--no-build-isolation --no-deps --no-index`), and when
+that fails its source root (`src/` in a src layout) is put on the environment's import path
+instead. Each way says which it took in a line starting `ai-fix:` (the setup report keeps them).
+
+A guess is a guess: when it fails, what it made is removed and the checks run as they are (the
+baseline decides whether the environment works). Node: the install its lock file asks for; Go: `go mod download`;
 Rust: `cargo fetch` (their stores are kept in `.ai-fix-env` too).
 """
 
@@ -13,6 +24,7 @@ from __future__ import annotations
 
 import configparser
 import re
+import shlex
 from collections.abc import Sequence
 
 from bot.contract.detect import Root
@@ -25,7 +37,25 @@ REQUIREMENTS = ("requirements-dev.txt", "requirements-test.txt", "requirements.t
 CHECK_TOOLS = {"pytest": "pytest", "ruff": "ruff", "flake8": "flake8", "mypy": "mypy", "tox": "tox", "nox": "nox"}
 """Detected check → the package that provides its command."""
 PIP = f"{VENV_BIN}/python -m pip install"
-MAKE_VENV = f"mkdir -p {ENV_DIR} && printf '*\\n' > {ENV_DIR}/.gitignore && python3 -m venv {VENV}"
+MAKE_ENV_DIR = f"mkdir -p {ENV_DIR} && printf '*\\n' > {ENV_DIR}/.gitignore"
+MAKE_VENV = f"{MAKE_ENV_DIR} && python3 -m venv {VENV}"
+SITE = f"set -- {VENV}/lib/python*/site-packages"
+"""Shell: `$1` becomes the environment's site-packages folder (the only one a new venv has)."""
+OUTER_PTH = "zz-ai-fix-outer.pth"
+"""Read after every other `.pth` (they go in name order), so an editable install's paths come before the outer packages."""
+OUTER_PATH = 'PATH="${PATH#*/' + VENV_BIN + ':}"'
+"""Shell: PATH without the environment's own `bin` (every sandbox puts it first), so `python3` is the sandbox's."""
+SEE_OUTER = (
+    f'{SITE} && ({OUTER_PATH}; python3 -c \'import site; print("import site; " + "; ".join('
+    f'map("site.addsitedir({{!r}})".format, site.getsitepackages())))\') > "$1/{OUTER_PTH}"'
+)
+"""The offline environment sees the packages of the sandbox's own `python3` (its test runner, its build tools)."""
+INSTALL_LOG = f"{ENV_DIR}/install.log"
+_ERROR_LINE = (
+    f"(grep -E '(Error|Exception): |^ *error: ' {INSTALL_LOG} | grep -v -e subprocess-exited -e generation-failed"
+    f" || tail -n 1 {INSTALL_LOG}) | tail -n 1 | sed 's/^[^A-Za-z]*//'"
+)
+"""Shell: the install log's last exception line (or its last line), for the note that says why pip failed."""
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?")
 
 
@@ -72,11 +102,43 @@ def _installable(root: Root) -> bool:
     return root.has("setup.py", "setup.cfg") or "project" in data or "build-system" in data
 
 
-def _python(root: Root, checks: Sequence[Check]) -> list[str]:
+def check_tool(check: Check) -> str | None:
+    """The package a check's command runs as its first program (`pytest -q`, `env X=1 python -m pytest`), if known."""
+    try:
+        words = shlex.split(check.run)
+    except ValueError:
+        return None
+    while words and (words[0] == "env" or "=" in words[0] or (words[0].startswith("-") and len(words) > 1)):
+        words.pop(0)
+    if len(words) >= 3 and re.fullmatch(r"python(\d+(\.\d+)?)?", words[0]) and words[1] == "-m":
+        return CHECK_TOOLS.get(words[2])
+    return CHECK_TOOLS.get(words[0]) if words else None
+
+
+def _offline_python(root: Root) -> list[str]:
+    """Without network: an environment over the sandbox's own packages, the project installed or put on its path."""
+    src = root.has("src")
+    where, shown = ("$PWD/src", "src/") if src else ("$PWD", "the repository root")
+    installed = "ai-fix: setup: installed the project (editable) without network, with the build tools the sandbox has"
+    fallback = (
+        f'{SITE} && echo "{where}" > "$1/ai-fix-source.pth" && echo "ai-fix: setup: pip could not install the '
+        f'project without network ($( {_ERROR_LINE})); {shown} is on the import path instead"'
+    )
+    install = f"{PIP} --no-build-isolation --no-deps --no-index -e . > {INSTALL_LOG} 2>&1"
+    return [
+        f"{MAKE_ENV_DIR} && ({OUTER_PATH}; python3 -m venv --without-pip {VENV})",
+        SEE_OUTER,
+        f"{install} && echo '{installed}' || {{ {fallback}; }}",
+    ]
+
+
+def _python(root: Root, checks: Sequence[Check], *, offline: bool) -> list[str]:
     requirements = [f for f in REQUIREMENTS if root.has(f)]
     installable = _installable(root)
     if not installable and not requirements:
         return []
+    if offline:
+        return _offline_python(root) if installable else []
     commands = [MAKE_VENV]
     provided: set[str] = set()
     extra = None
@@ -91,7 +153,7 @@ def _python(root: Root, checks: Sequence[Check]) -> list[str]:
         commands.append(f"{PIP} " + " ".join(f"-r {r}" for r in requirements))
         provided |= _names([line for r in requirements for line in root.text(r).splitlines()], {}, "", set())
     for check in checks:
-        tool = CHECK_TOOLS.get(check.name) if check.origin == "detected" else None
+        tool = CHECK_TOOLS.get(check.name) if check.origin == "detected" else check_tool(check)
         if tool and tool not in provided:
             commands.append(
                 f"{PIP} {tool} || echo 'ai-fix: {tool} could not be installed; the {check.name} check will not run'"
@@ -111,10 +173,11 @@ def _node(root: Root) -> list[str]:
     return ["npm install"]
 
 
-def detect_setup(files: RepoFiles | Root, checks: Sequence[Check]) -> list[str]:
-    """The setup commands a repository's own files point at (empty when there is nothing to install)."""
+def detect_setup(files: RepoFiles | Root, checks: Sequence[Check], *, offline: bool = False) -> list[str]:
+    """The setup commands a repository's own files point at (empty when there is nothing to install);
+    `offline`: the config says `sandbox.network: none`, so nothing may need a download."""
     root = files if isinstance(files, Root) else Root(files)
-    commands = _python(root, checks) + _node(root)
+    commands = _python(root, checks, offline=offline) + _node(root)
     if root.has("go.mod"):
         commands.append("go mod download")
     if root.has("Cargo.toml"):

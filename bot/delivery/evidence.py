@@ -64,6 +64,10 @@ def not_verified(result: RunResult) -> list[str]:
         for c in result.evidence.criteria
         if c.for_reviewer
     ]
+    if result.setup and result.setup.guess_failed:
+        items.append(
+            f"the guessed setup did not run through, so the project was not installed: {guess_failure(result)}"
+        )
     for check in result.contract.checks:
         after = result.final.result(check.name) if result.final else None
         base = result.baseline.result(check.name) if result.baseline else None
@@ -80,3 +84,13 @@ def evidence_line(result: RunResult) -> str:
     shown = sum(1 for c in e.criteria if c.verified)
     needed = sum(1 for c in e.criteria if not c.for_reviewer)
     return f"reproduction {e.reproduction.status.replace('_', ' ')}; {shown} of {needed} acceptance criteria shown"
+
+
+def guess_failure(result: RunResult) -> str:
+    """What the failed guessed setup was, in one line: the command, its exit and its last output line."""
+    setup = result.setup
+    if setup is None:
+        return ""
+    last = setup.last_lines.splitlines()[-1] if setup.last_lines.strip() else "no output"
+    exit_code = "killed" if setup.exit_code is None else f"exit {setup.exit_code}"
+    return f"{code_span(setup.failed_command)} ({exit_code}): {inert_line(last)}"

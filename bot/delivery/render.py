@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from bot.checks.models import CheckResult, CheckRun
 from bot.ci.models import CiRound
 from bot.contract.models import TaskContract
-from bot.delivery.evidence import criteria_lines, evidence_line, not_verified, reproduction_lines, weakening_lines
+from bot.delivery.evidence import (
+    criteria_lines,
+    evidence_line,
+    guess_failure,
+    not_verified,
+    reproduction_lines,
+    weakening_lines,
+)
 from bot.delivery.handoff import handoff_lines
 from bot.delivery.links import run_link
 from bot.delivery.models import RoundRecord, record_round, rounds_record
@@ -328,6 +335,17 @@ def _risks(result: RunResult) -> str:
         if outside
         else []
     )
+    if result.setup and result.setup.guess_failed:
+        found.append(
+            f"- The setup ai-fix guessed failed, {guess_failure(result)}; the checks ran in the environment as it "
+            "was. Add `setup:` to `.github/ai-fix.yml` if the project needs one."
+        )
+    if result.cost.usd is None:
+        tokens = f"{result.cost.input_tokens + result.cost.cache_read_tokens + result.cost.cache_write_tokens:,} in, {result.cost.output_tokens:,} out"
+        found.append(
+            f"- The cost limit (${result.contract.budget.max_cost_usd:g}) could not apply: a model used has no price "
+            f"(the operator's AIFIX_MODEL_PRICES gives one). Tokens used: {tokens}."
+        )
     found += [f"- {inert_line(r)} _(reported by the model)_" for r in result.risks]
     return "\n".join(lines + (found or ["None recorded."]))
 
@@ -361,7 +379,7 @@ def _handoff(result: RunResult) -> str:
 
 def _cost(result: RunResult, rounds: Sequence[RoundRecord]) -> str:
     c = total_cost(result, rounds)
-    usd = f"${c.usd:.4f}" if c.usd is not None else "unknown (a model used is missing from the price table)"
+    usd = f"${c.usd:.4f}" if c.usd is not None else "unknown (a model used has no price; AIFIX_MODEL_PRICES gives one)"
     models = code_span(c.model or "unknown") + (f" (small: {code_span(c.small_model)})" if c.small_model else "")
     return "\n".join(
         [

@@ -37,6 +37,11 @@ def ask(h: Harness, state: RunState, request: ModelRequest, record: StepRecord) 
     record.usage = record.usage + response.usage
     state.usage = state.usage + response.usage
     if response.cost_usd is None:
+        if state.cost_known:
+            h.reporter.say(
+                f"{response.model} has no price: its tokens are counted, its cost is unknown and the cost limit "
+                f"(${h.contract.budget.max_cost_usd:g}) cannot apply; AIFIX_MODEL_PRICES gives it one"
+            )
         state.cost_known, record.cost_usd = False, None
     else:
         state.cost += response.cost_usd
@@ -47,7 +52,7 @@ def ask(h: Harness, state: RunState, request: ModelRequest, record: StepRecord) 
 
 
 def spend(state: RunState) -> str:
-    return f"${state.cost:.4f}" if state.cost_known else "unknown (model not in the price table)"
+    return f"${state.cost:.4f}" if state.cost_known else "unknown (a model has no price)"
 
 
 def run_cost(h: Harness, state: RunState) -> Cost:

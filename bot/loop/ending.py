@@ -58,6 +58,7 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
         branch=ws.branch,
         base_sha=ws.base_sha,
         head_sha=ws.head_sha,
+        setup=state.setup,
         baseline=state.baseline,
         final=state.final,
         diff=stats,

@@ -19,7 +19,8 @@ def clarification_reason(missing: list[str]) -> str:
 
 def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
     """Setup, the baseline on the base commit and the stable layer (the planning phase's, when `planning`);
-    an environment error stops here."""
+    an environment error stops here (a configured setup that fails is one; a guessed one is not: the
+    baseline decides)."""
     contract, ws = h.contract, h.workspace
     h.trace.append(
         StartRecord(
@@ -46,7 +47,12 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
         h.reporter.say(
             f"setup wrote {len(kept)} paths git does not ignore, kept out of the change: {', '.join(kept[:5])}"
         )
-    if setup.status == "failed":
+    state.setup = setup
+    if setup.guess_failed:
+        state.conclusions.append(
+            f"the guessed setup failed ({setup.problem}); the checks run in the environment as it was"
+        )
+    elif setup.status == "failed":
         h.trace.append(BaselineRecord(setup=setup, setup_problem=setup.problem))
         raise HandedOff(
             f"environment error during setup: {setup.problem}", next_steps=[f"fix the setup: {setup.problem}"]

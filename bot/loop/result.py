@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from bot.checks.models import CheckRun
+from bot.checks.models import CheckRun, SetupReport
 from bot.contract.models import TaskContract
 from bot.evidence.models import Evidence
 from bot.workspace.models import DiffStats
@@ -60,6 +60,8 @@ class RunResult(BaseModel):
     branch: str = ""
     base_sha: str = ""
     head_sha: str = ""
+    setup: SetupReport | None = None
+    """How the environment was prepared; None when the run ended before setup."""
     baseline: CheckRun | None = None
     final: CheckRun | None = None
     diff: DiffStats = Field(default_factory=DiffStats)
@@ -111,6 +113,7 @@ class RunResult(BaseModel):
             "regressions": [r.model_dump(mode="json") for r in self.evidence.regressions],
             "markers": [m.model_dump(mode="json") for m in self.evidence.markers],
             "evidence_base": self.evidence.base_sha,
+            "setup": self.setup.model_dump(mode="json", exclude_defaults=True) if self.setup else None,
             "diff": {
                 "files": [f.path for f in self.diff.files],
                 "added": self.diff.added,

@@ -43,7 +43,8 @@ class Toolkit:
     open_context: Callable[[Path, str], ContextProvider]
     """Retrieval over a working tree of a repository ("owner/name" or a local path, which keys the shared tag cache)."""
     default_model: str
-    small_model: str
+    small_model: str | None
+    """None: the chosen model's provider picks it (`small_for`)."""
     work_dir: Path
     """Where job directories, local worktrees and traces live on the host."""
     setup_secrets: Mapping[str, str] = field(default_factory=dict)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.checks.models import CheckRun
+from bot.checks.models import CheckRun, SetupReport
 from bot.context.base import Query
 from bot.evidence.models import Evidence
 from bot.loop.harness import Harness, Workspace
@@ -62,6 +62,8 @@ class RunState:
     failures: dict[str, int] = field(default_factory=dict)
     """How often each failure signature came back since the last progress."""
     narrowed: bool = False
+    setup: SetupReport | None = None
+    """How the environment was prepared (a guessed setup that failed is said in the PR)."""
     baseline: CheckRun | None = None
     latest: CheckRun | None = None
     good: dict[str, str] = field(default_factory=dict)

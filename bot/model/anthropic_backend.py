@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic
 
 from bot.model.base import ModelRequest, ModelResponse, ToolCall, Usage
-from bot.model.prices import Pricer
+from bot.model.prices import Price, Pricer
 from bot.model.retry import Api, RetryPolicy, call_timeout, with_retries
 
 MESSAGES_API = Api(
@@ -27,20 +28,31 @@ class AnthropicModel:
     """`Model` over the Messages API."""
 
     def __init__(
-        self, client: anthropic.Anthropic, *, retry: RetryPolicy | None = None, api: Api = MESSAGES_API
+        self,
+        client: anthropic.Anthropic,
+        *,
+        retry: RetryPolicy | None = None,
+        api: Api = MESSAGES_API,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.client = client
         """The SDK's client: `anthropic.Anthropic`, or its Bedrock and Vertex AI clients (`bot.model.clouds`)."""
         self.retry = retry or RetryPolicy()
         self.api = api
-        self.pricer = Pricer()
+        self.pricer = Pricer(prices)
 
     @classmethod
     def from_settings(
-        cls, api_key: str, base_url: str | None = None, *, timeout_s: float = 300.0, retry: RetryPolicy | None = None
+        cls,
+        api_key: str,
+        base_url: str | None = None,
+        *,
+        timeout_s: float = 300.0,
+        retry: RetryPolicy | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> AnthropicModel:
         client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
-        return cls(client, retry=retry)
+        return cls(client, retry=retry, prices=prices)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)

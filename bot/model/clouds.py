@@ -10,12 +10,14 @@ the model is opened, so a missing one stops a run before it starts. Each needs i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic
 
 from bot.errors import ConfigError
 from bot.model.anthropic_backend import AnthropicModel
+from bot.model.prices import Price
 from bot.model.retry import Api, RetryPolicy
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
@@ -51,6 +53,7 @@ def bedrock_model(
     api_key: str | None,
     timeout_s: float = 300.0,
     retry: RetryPolicy | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> AnthropicModel:
     """Requests signed with SigV4 from boto3's credential chain, or sent with a Bedrock API key (`api_key`)."""
     if not region:
@@ -68,7 +71,7 @@ def bedrock_model(
     client: Any = anthropic.AnthropicBedrock(
         aws_region=region, api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
     )
-    return AnthropicModel(client, retry=retry, api=BEDROCK_API)
+    return AnthropicModel(client, retry=retry, api=BEDROCK_API, prices=prices)
 
 
 def vertex_model(
@@ -78,6 +81,7 @@ def vertex_model(
     base_url: str | None,
     timeout_s: float = 300.0,
     retry: RetryPolicy | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> AnthropicModel:
     """Bearer tokens from Application Default Credentials (a service-account key file, gcloud's login, the metadata server)."""
     if not region:
@@ -102,4 +106,4 @@ def vertex_model(
     client: Any = anthropic.AnthropicVertex(
         region=region, project_id=project, credentials=credentials, base_url=base_url, max_retries=0, timeout=timeout_s
     )
-    return AnthropicModel(client, retry=retry, api=VERTEX_API)
+    return AnthropicModel(client, retry=retry, api=VERTEX_API, prices=prices)

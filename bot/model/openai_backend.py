@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
@@ -21,7 +22,7 @@ import openai
 
 from bot.errors import ModelError
 from bot.model.base import ModelRequest, ModelResponse, ToolCall, Usage
-from bot.model.prices import Pricer
+from bot.model.prices import Price, Pricer
 from bot.model.retry import Api, RetryPolicy, call_timeout, with_retries
 
 CHAT_API = Api(
@@ -127,12 +128,13 @@ class OpenAIModel:
         *,
         max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens",
         retry: RetryPolicy | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.client = client
         self.max_tokens_field = max_tokens_field
         """OpenAI's newer models refuse `max_tokens`; Ollama reads only `max_tokens`."""
         self.retry = retry or RetryPolicy()
-        self.pricer = Pricer()
+        self.pricer = Pricer(prices)
 
     @classmethod
     def from_settings(
@@ -143,9 +145,10 @@ class OpenAIModel:
         timeout_s: float = 300.0,
         max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens",
         retry: RetryPolicy | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> OpenAIModel:
         client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
-        return cls(client, max_tokens_field=max_tokens_field, retry=retry)
+        return cls(client, max_tokens_field=max_tokens_field, retry=retry, prices=prices)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)

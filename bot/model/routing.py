@@ -7,8 +7,11 @@ import re
 from pydantic import BaseModel
 
 from bot.contract.models import TaskContract
+from bot.model.providers import DEFAULT_PROVIDER, parse_spec
 
 MECHANICAL = re.compile(r"(?i)\b(typo|rename|spelling|bump|format(?:ting)?|lint|docstring|comment|wording|version)\b")
+ANTHROPIC_SMALL = "claude-haiku-4-5"
+"""The small model when none is set and the model is Anthropic's."""
 SMALL_MAX_LINES = 60
 """A task whose budget allows no more changed lines than this counts as small."""
 
@@ -25,13 +28,21 @@ def _named_files(contract: TaskContract) -> list[str]:
     return [g for g in contract.scope.allow if not any(ch in g for ch in "*?[")]
 
 
+def small_for(model: str, small: str | None) -> str:
+    """The small model: the one set, else the same provider's (Anthropic's Haiku, or the model itself), so one
+    vendor's key is always enough."""
+    if small:
+        return small
+    return ANTHROPIC_SMALL if parse_spec(model).provider == DEFAULT_PROVIDER else model
+
+
 def choose_model(
-    contract: TaskContract, default: str, default_small: str, *, override: str | None = None
+    contract: TaskContract, default: str, default_small: str | None, *, override: str | None = None
 ) -> ModelChoice:
     """Pure: `override` (`--model`) wins; else the contract's `model:` config over the defaults, and the task's
-    size picks between the two."""
+    size picks between the two. An unset small model follows the chosen model's provider."""
     name = contract.model.name or default
-    small = contract.model.small or default_small
+    small = small_for(override or name, contract.model.small or default_small)
     if override:
         return ModelChoice(name=override, small=small, reason=f"given on the command line: {override}")
     files = _named_files(contract)

@@ -85,7 +85,7 @@ def test_cost_adds_up_every_round_and_admits_unknown_prices() -> None:
     row = body.split("## Cost")[1].strip().splitlines()[2]
     assert "| 2 | 7 | 13,000 | 810 | 9,000 |" in row and "$0.0612" in row and "2 min 15 s" in row
     unknown = render_pr_body(accepted(cost=Cost(usd=None)), issue_number=7)
-    assert "unknown (a model used is missing from the price table)" in unknown
+    assert "unknown (a model used has no price; AIFIX_MODEL_PRICES gives one)" in unknown
 
 
 def test_the_body_records_every_round_for_the_next_job() -> None:

@@ -92,7 +92,7 @@ def test_unknown_model_costs_null_with_a_warning_never_a_refusal(caplog: pytest.
         response = anthropic_model(url).complete(request(model="claude-future-9"))
     assert response.cost_usd is None
     assert response.tool_calls[0].name == "finish"
-    assert "claude-future-9" in caplog.text and "prices.json" in caplog.text
+    assert "claude-future-9" in caplog.text and "AIFIX_MODEL_PRICES" in caplog.text
 
 
 def test_a_call_gets_no_more_time_than_the_run_has_left_retries_included() -> None:

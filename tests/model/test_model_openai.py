@@ -122,7 +122,7 @@ def test_unknown_model_costs_null_with_a_warning(caplog: pytest.LogCaptureFixtur
     with caplog.at_level(logging.WARNING), serve_chat_api(script) as (_fake, url):
         response = openai_model(url).complete(request(model="qwen3:8b"))
     assert response.cost_usd is None and response.tool_calls[0].name == "finish"
-    assert "qwen3:8b" in caplog.text and "prices.json" in caplog.text
+    assert "qwen3:8b" in caplog.text and "AIFIX_MODEL_PRICES" in caplog.text
 
 
 def test_each_spec_goes_to_its_provider_and_the_answer_names_the_spec() -> None:
