@@ -16,8 +16,10 @@ that fails its source root (`src/` in a src layout) is put on the environment's 
 instead. Each way says which it took in a line starting `ai-fix:` (the setup report keeps them).
 
 A guess is a guess: when it fails, what it made is removed and the checks run as they are (the
-baseline decides whether the environment works). Node: the install its lock file asks for; Go: `go mod download`;
-Rust: `cargo fetch` (their stores are kept in `.ai-fix-env` too).
+baseline decides whether the environment works; `bot.checks.setup`).
+
+Node: the install its lock file asks for; Go: `go mod download`; Rust: `cargo fetch` (their stores
+are kept in `.ai-fix-env` too).
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def _installable(root: Root) -> bool:
     return root.has("setup.py", "setup.cfg") or "project" in data or "build-system" in data
 
 
-def check_tool(check: Check) -> str | None:
+def _check_tool(check: Check) -> str | None:
     """The package a check's command runs as its first program (`pytest -q`, `env X=1 python -m pytest`), if known."""
     try:
         words = shlex.split(check.run)
@@ -153,7 +155,7 @@ def _python(root: Root, checks: Sequence[Check], *, offline: bool) -> list[str]:
         commands.append(f"{PIP} " + " ".join(f"-r {r}" for r in requirements))
         provided |= _names([line for r in requirements for line in root.text(r).splitlines()], {}, "", set())
     for check in checks:
-        tool = CHECK_TOOLS.get(check.name) if check.origin == "detected" else check_tool(check)
+        tool = CHECK_TOOLS.get(check.name) if check.origin == "detected" else _check_tool(check)
         if tool and tool not in provided:
             commands.append(
                 f"{PIP} {tool} || echo 'ai-fix: {tool} could not be installed; the {check.name} check will not run'"

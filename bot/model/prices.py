@@ -73,8 +73,8 @@ class Pricer:
             self._unpriced.add(model)
             log.warning(
                 "model %r has no price: its tokens are counted and its cost is shown as unknown; give it one in "
-                'AIFIX_MODEL_PRICES (e.g. {"%s": {"input": 1.0, "output": 2.0}}, USD per million tokens)',
-                model,
+                'AIFIX_MODEL_PRICES (JSON: the model spec, e.g. "openai:NAME", to {"input": 1.0, "output": 2.0} '
+                "in USD per million tokens)",
                 model,
             )
         return cost

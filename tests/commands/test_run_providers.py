@@ -11,9 +11,11 @@ import pytest
 
 from bot.commands.demo import make_repo
 from bot.commands.main import main
+from bot.errors import ConfigError
 from bot.loop.tools import NO_CALL
 from bot.model.prices import price_for
 from bot.model.scripted import ScriptedModel, call, turn
+from bot.settings import load_settings
 from tests.support.chat_api import serve_chat_api
 from tests.support.model import serve_fake_api
 from tests.support.runs import CHECK, FINISH, FIX, PLAN, config, sample_files
@@ -159,3 +161,63 @@ def test_a_missing_key_stops_the_run_naming_both_variables(env: Path, capsys: py
     assert "AIFIX_OPENAI_API_KEY and OPENAI_API_KEY are not set" in err and "openai:gpt-5.4 (the main model)" in err
     assert main(["run", "--repo", str(repo), "--task", TASK, "--model", "gemini:pro"]) == 2
     assert "unknown provider 'gemini'" in capsys.readouterr().err
+
+
+def no_model_config() -> str:
+    """The sample's config without a `model:` section: the user names the model on the command line only."""
+    text = config()
+    return text[: text.index("model:")]
+
+
+@pytest.mark.parametrize(
+    "prices", [None, '{"openai:gpt-x": {"input": 2.0, "output": 8.0}}'], ids=["unpriced", "priced"]
+)
+def test_one_vendors_key_is_enough_and_a_model_without_a_price_runs_to_its_end(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], prices: str | None
+) -> None:
+    monkeypatch.delenv("AIFIX_ANTHROPIC_API_KEY")  # only OpenAI's key is set, and no small model
+    monkeypatch.delenv("AIFIX_SMALL_MODEL", raising=False)
+    if prices:
+        monkeypatch.setenv("AIFIX_MODEL_PRICES", prices)
+    repo = make_repo(env / "repo", sample_files(**{".github/ai-fix.yml": no_model_config()}))
+    with serve_chat_api(ScriptedModel(list(SCRIPT))) as (chat, chat_url):
+        monkeypatch.setenv("OPENAI_BASE_URL", chat_url)
+        code = main(["run", "--repo", str(repo), "--task", TASK, "--model", "openai:gpt-x", "--out", str(env / "out")])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    evidence, trace = read(env / "out")
+    assert evidence["accepted"] is True
+    assert {json.loads(b)["model"] for b in chat.bodies} == {"gpt-x"}
+    [start] = [r for r in trace if r["kind"] == "start"]
+    assert (start["model"], start["small_model"]) == ("openai:gpt-x", "openai:gpt-x")
+    cost, pr = evidence["cost"], (env / "out" / "pr.md").read_text()
+    assert cost["input_tokens"] > 0 and cost["output_tokens"] > 0, "tokens are counted either way"
+    if prices is None:
+        assert cost["usd"] is None
+        assert (
+            "openai:gpt-x has no price: its tokens are counted, its cost is unknown and the cost limit ($1) cannot apply"
+            in printed
+        )
+        assert "The cost limit ($1) could not apply: a model used has no price" in pr.split("## Known risks", 1)[1]
+    else:
+        spent = cost["input_tokens"] + cost["cache_read_tokens"] + cost["cache_write_tokens"]
+        assert cost["usd"] == pytest.approx((spent * 2.0 + cost["output_tokens"] * 8.0) / 1e6, rel=1e-3)
+        assert "could not apply" not in pr
+
+
+def test_a_missing_key_names_only_the_chosen_vendors_variables(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("AIFIX_SMALL_MODEL", raising=False)
+    repo = make_repo(env / "repo", sample_files(**{".github/ai-fix.yml": no_model_config()}))
+    assert main(["run", "--repo", str(repo), "--task", TASK, "--model", "openai:gpt-x"]) == 2
+    err = capsys.readouterr().err
+    assert "AIFIX_OPENAI_API_KEY and OPENAI_API_KEY are not set" in err and "ANTHROPIC" not in err
+
+
+def test_a_malformed_price_setting_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIFIX_MODEL_PRICES", '{"openai:gpt-x": {"input": 1.0}}')
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert str(err.value).startswith("AIFIX_MODEL_PRICES:") and "give input and output" in str(err.value)

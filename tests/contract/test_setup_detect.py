@@ -131,3 +131,37 @@ def test_the_contract_comment_says_the_setup_was_detected_and_names_the_secrets_
     comment = render_contract_comment(contract)
     assert "**Setup** (detected; `setup:` in `.github/ai-fix.yml` replaces it): `yarn install --immutable`" in comment
     assert "(network: setup; setup secrets: `NPM_TOKEN`)" in comment
+
+
+def test_a_configured_checks_tool_is_installed_by_the_guess(tmp_path: Path) -> None:
+    config = "checks:\n  - name: tests\n    run: env PYTEST_ADDOPTS= python -m pytest -q tests\n"
+    repo = make_repo(tmp_path / "repo", {"setup.py": "", "tests/t.py": "", ".github/ai-fix.yml": config})
+    contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
+    assert contract.setup == [VENV, f"{PIP} -e .", tool("pytest", "tests")]
+
+
+@pytest.mark.parametrize(
+    ("files", "where"),
+    [
+        pytest.param({"setup.py": "", "calc.py": ""}, '"$PWD"', id="flat layout: the repository root"),
+        pytest.param({"pyproject.toml": "[project]\nname = 'x'\n", "src/x/__init__.py": ""}, '"$PWD/src"', id="src"),
+    ],
+)
+def test_without_network_the_guess_downloads_nothing(tmp_path: Path, files: dict[str, str], where: str) -> None:
+    config = "checks:\n  - name: tests\n    run: python -m pytest -q\nsandbox:\n  network: none\n"
+    repo = make_repo(tmp_path / "repo", {**files, ".github/ai-fix.yml": config})
+    contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
+    assert contract.sandbox.network == "none" and contract.setup_origin == "detected"
+    make, outer, install = contract.setup
+    assert "python3 -m venv --without-pip .ai-fix-env/venv" in make
+    assert "site.getsitepackages()" in outer and "zz-ai-fix-outer.pth" in outer
+    assert f"{PIP} --no-build-isolation --no-deps --no-index -e ." in install
+    assert f'echo {where} > "$1/ai-fix-source.pth"' in install
+    assert not [c for c in contract.setup if "pip install pytest" in c or "-r requirements" in c]
+
+
+def test_without_network_requirement_files_alone_are_not_guessed(tmp_path: Path) -> None:
+    config = "sandbox:\n  network: none\n"
+    repo = make_repo(tmp_path / "repo", {"requirements.txt": "requests\n", ".github/ai-fix.yml": config})
+    contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
+    assert contract.setup == []
