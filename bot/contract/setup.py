@@ -55,7 +55,7 @@ SEE_OUTER = (
 INSTALL_LOG = f"{ENV_DIR}/install.log"
 _ERROR_LINE = (
     f"(grep -E '(Error|Exception): |^ *error: ' {INSTALL_LOG} | grep -v -e subprocess-exited -e generation-failed"
-    f" || tail -n 1 {INSTALL_LOG}) | tail -n 1 | sed 's/^[^A-Za-z]*//'"
+    f" || tail -n 1 {INSTALL_LOG}) | tail -n 1 | sed 's/^[^A-Za-z/]*//'"
 )
 """Shell: the install log's last exception line (or its last line), for the note that says why pip failed."""
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?")

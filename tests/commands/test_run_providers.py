@@ -11,6 +11,7 @@ import pytest
 
 from bot.commands.demo import make_repo
 from bot.commands.main import main
+from bot.commands.toolkit import delivery_pipeline
 from bot.errors import ConfigError
 from bot.loop.tools import NO_CALL
 from bot.model.prices import price_for
@@ -221,3 +222,12 @@ def test_a_malformed_price_setting_is_refused_naming_it(monkeypatch: pytest.Monk
     with pytest.raises(ConfigError) as err:
         load_settings()
     assert str(err.value).startswith("AIFIX_MODEL_PRICES:") and "give input and output" in str(err.value)
+
+
+def test_serve_at_start_opens_only_the_chosen_vendor(tmp_path: Path) -> None:
+    """`ai-fix serve` builds this pipeline at start: AIFIX_MODEL on OpenAI needs OpenAI's key and no other."""
+    keys = {"anthropic_api_key": None, "openai_base_url": "http://127.0.0.1:9/v1", "work_dir": tmp_path}
+    delivery_pipeline(load_settings(model="openai:gpt-x", openai_api_key="sk-only-openai", **keys))
+    with pytest.raises(ConfigError) as err:
+        delivery_pipeline(load_settings(model="openai:gpt-x", openai_api_key=None, **keys))
+    assert "AIFIX_OPENAI_API_KEY and OPENAI_API_KEY are not set" in str(err.value) and "ANTHROPIC" not in str(err.value)
