@@ -40,13 +40,33 @@ def _command(name: str, argument: str, rest: list[str]) -> Command | None:
     return None
 
 
+def _visible(line: str, in_comment: bool) -> tuple[str, bool]:
+    """What GitHub shows of a line outside a code block (HTML comments are hidden), and whether a comment is still open."""
+    shown = ""
+    while line:
+        if in_comment:
+            end = line.find("-->")
+            if end < 0:
+                return shown, True
+            line, in_comment = line[end + 3 :], False
+        else:
+            start = line.find("<!--")
+            if start < 0:
+                return shown + line, False
+            shown, line, in_comment = shown + line[:start], line[start + 4 :], True
+    return shown, in_comment
+
+
 def parse_command(text: str | None) -> Command | None:
-    """The first `/agent <command>` standing alone on a line outside code blocks and quotes."""
+    """The first `/agent <command>` standing alone on a line outside code blocks, quotes and HTML comments
+    (GitHub shows none of a comment, so a command there was not written to be seen)."""
     if not text:
         return None
     lines = text.replace("\r\n", "\n").split("\n")
     fence: str | None = None
-    for index, line in enumerate(lines):
+    comment = False
+    for index, raw in enumerate(lines):
+        line, comment = (raw, False) if fence is not None else _visible(raw, comment)
         opening = _FENCE.match(line)
         if fence is not None:
             # A fence closes only with the same character, at least as long as the opening one.

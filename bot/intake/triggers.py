@@ -82,6 +82,24 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+class Unusable(Exception):
+    """A field a decision reads holds a value of the wrong JSON type (a list where GitHub sends text)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field, self.problem = field, problem
+
+
+def _text(obj: dict[str, Any], key: str, field: str) -> str:
+    """`obj[key]` as text ("" when absent or null); Unusable naming `field` when it is anything else."""
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Unusable(field, f"must be text, not {type(value).__name__}")
+    return value
+
+
 def _is_human(user: dict[str, Any]) -> bool:
     return user.get("type") == "User"
 
@@ -133,7 +151,7 @@ def _issues(event: Event, trigger_label: str, bot_login: str) -> Decision:
     payload = event.payload
     if event.action not in ("labeled", "unlabeled"):
         return Ignored(f"issues.{event.action} is not a trigger")
-    label = _dict(payload.get("label")).get("name") or ""
+    label = _text(_dict(payload.get("label")), "name", "label.name")
     if label.casefold() not in (trigger_label.casefold(), PLAN_LABEL):
         return Ignored(f"label {label!r} is not the trigger label {trigger_label!r} (or {PLAN_LABEL!r})")
     issue = _dict(payload.get("issue"))
@@ -162,7 +180,7 @@ def _issue_comment(event: Event, bot_login: str) -> Decision:
     if event.action != "created":
         return Ignored(f"issue_comment.{event.action} is not a trigger")
     comment = _dict(payload.get("comment"))
-    command = parse_command(comment.get("body"))
+    command = parse_command(_text(comment, "body", "comment.body"))
     if command is None:
         return Ignored("comment has no /agent command")
     base = _base(payload)
@@ -195,7 +213,7 @@ def _review(event: Event, bot_login: str) -> Decision:
             return Ignored(f"pull_request_review.{event.action} is not a trigger")
         review = _dict(payload.get("review"))
         state = str(review.get("state") or "").lower()
-        body = (review.get("body") or "").strip()
+        body = _text(review, "body", "review.body").strip()
         if not (state == "changes_requested" or (state == "commented" and body)):
             return Ignored(f"a review in state {state or '?'} without a request for changes is not a trigger")
         review_id, comment_id, feedback = review.get("id"), None, body
@@ -253,6 +271,8 @@ def decide(event: Event, *, trigger_label: str, bot_login: str) -> Decision:
         problem = exc.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
         return Ignored(f"{event.name}.{event.action} payload is unusable: {where}: {problem['msg']}")
+    except Unusable as exc:
+        return Ignored(f"{event.name}.{event.action} payload is unusable: {exc}")
 
 
 def _decide(event: Event, trigger_label: str, bot_login: str) -> Decision:

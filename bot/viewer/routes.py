@@ -36,6 +36,9 @@ from bot.viewer.view import build_view
 STREAM_HEADERS = {**page_headers(), "X-Accel-Buffering": "no"}
 """Proxies must not buffer the event stream."""
 
+MAX_JOB_ID = 2**63 - 1
+"""The largest job id a store can hold."""
+
 
 class JobSource:
     """A job in the store: its trace is beside its current job directory."""
@@ -161,6 +164,8 @@ def run_routes(
         job_id = int(request.path_params["job_id"])
         if (answer := refused(request, job_id)) is not None:
             return answer
+        if job_id > MAX_JOB_ID:  # no store holds it (SQLite's and PostgreSQL's integers are 64-bit)
+            return pages.message(request, 404, "No such run", f"There is no job {job_id}.")
         try:
             job = await run_in_threadpool(store.get_job, job_id)
         except StoreUnavailable as exc:

@@ -11,7 +11,7 @@ import httpx
 
 from bot.queue.store import Store
 from tests.support.service import ADMIN, wait_until
-from tests.support.webhooks import deliver, labeled
+from tests.support.webhooks import deliver, labeled, pr_comment
 
 
 def send_all(url: str, payloads: list[dict], concurrency: int) -> list[httpx.Response]:
@@ -113,3 +113,19 @@ def test_healthz_is_unhealthy_while_stored_deliveries_wait_over_a_minute(start_s
         "aifix_deliveries_quarantined 0"
         in svc.client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN}"}).text
     )
+
+
+def test_a_field_of_the_wrong_json_type_is_answered_202_ignored_never_500(start_service, database_url):
+    svc = start_service(workers=False, database_url=database_url)
+    label_list = labeled(9)
+    label_list["label"]["name"] = ["ai-fix"]
+    body_list = pr_comment("/agent stop")
+    body_list["comment"]["body"] = ["/agent stop"]
+    with httpx.Client(base_url=svc.url, timeout=30) as client:
+        answers = [deliver(client, "issues", label_list), deliver(client, "issue_comment", body_list)]
+    assert [r.status_code for r in answers] == [202, 202]
+    assert [(r.json()["outcome"], r.json()["reason"]) for r in answers] == [
+        ("ignored", "issues.labeled payload is unusable: label.name: must be text, not list"),
+        ("ignored", "issue_comment.created payload is unusable: comment.body: must be text, not list"),
+    ]
+    assert svc.store.list_jobs(limit=10) == []

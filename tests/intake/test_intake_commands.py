@@ -75,3 +75,22 @@ def test_plan_commands(text, expected):
 @pytest.mark.parametrize("text", ["/agent approve 3", "/agent approve two", "/agent approve 1 2", "/agent plan now"])
 def test_not_a_plan_command(text):
     assert parse_command(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<!--\n/agent stop\n-->",
+        "Thanks!\n<!-- hidden:\n/agent stop\n-->",
+        "<!-- never closed\n/agent stop",
+        "a <!-- one --> b <!-- two\n/agent stop\n-->",
+    ],
+)
+def test_a_command_inside_an_html_comment_is_ignored(text: str) -> None:
+    assert parse_command(text) is None
+
+
+def test_text_around_an_html_comment_still_counts() -> None:
+    assert parse_command("<!-- a note -->\n/agent stop") == Command(name="stop")
+    assert parse_command("/agent stop <!-- why: the plan is wrong -->") == Command(name="stop")
+    assert parse_command("```\n<!--\n```\n/agent stop") == Command(name="stop"), "inside a code block it is text"

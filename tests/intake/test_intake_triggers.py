@@ -77,6 +77,9 @@ def _set(payload: dict, key: str, field: str, value: object) -> dict:
         ("issues", _set(unlabeled(), "issue", "number", 2**63), "number"),
         ("issues", _set(unlabeled(), "installation", "id", 2**64 - 1), "installation_id"),
         ("issue_comment", _set(pr_comment("/agent stop"), "comment", "id", 2**63), "comment_id"),
+        ("issues", _set(labeled(), "label", "name", ["ai-fix"]), "label.name"),
+        ("issues", _set(unlabeled(), "label", "name", {"name": "ai-fix"}), "label.name"),
+        ("issue_comment", _set(pr_comment("/agent stop"), "comment", "body", ["/agent stop"]), "comment.body"),
         (
             "installation",
             _set(load_payload("installation/created"), "installation", "id", 2**64 - 1),

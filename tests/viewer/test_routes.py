@@ -192,3 +192,12 @@ def test_a_page_opened_before_the_run_started_fills_in(service: Service, no_trac
     [(name, update)] = wait_for(got, 1)
     assert name == "update" and "Now" in update["sections"]["run-header"]
     reader.join(5)
+
+
+def test_a_job_id_no_store_can_hold_is_404_like_an_unknown_one(start_service: Callable[..., Service]) -> None:
+    svc = start_service(workers=False)
+    for job_id in ("99999999999999999999999", str(2**63), "424242"):
+        for path in (f"/runs/{job_id}", f"/runs/{job_id}/events"):
+            answer = svc.client.get(path, headers=BEARER)
+            assert answer.status_code == 404, (path, answer.text[:200])
+            assert f"There is no job {job_id}." in answer.text
