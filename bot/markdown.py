@@ -55,6 +55,20 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+_TERMINAL = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (a hyperlink, a window title) up to BEL or ST
+    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves)
+    r"|\x1b[ -~]?"  # any other escape
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f]"  # the other C0 and C1 controls, DEL
+)
+
+
+def terminal_safe(text: str) -> str:
+    """Program output without terminal control sequences (ANSI colours, OSC-8 links, BEL, C1 controls):
+    what reaches a PR, a comment, the viewer or a prompt is text. A lone carriage return becomes a line break."""
+    return _TERMINAL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 def code_block(text: str, lang: str = "") -> str:
     """A fenced block longer than any backtick run inside, so the text cannot close it early."""
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)

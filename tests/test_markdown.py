@@ -5,7 +5,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bot.markdown import inert, inert_line, inert_quote, is_github_url
+from bot.markdown import inert, inert_line, inert_quote, is_github_url, terminal_safe
 from tests.support.markdown import render
 
 PIECES = [
@@ -97,3 +97,21 @@ def test_no_image_foreign_link_or_raw_html_survives(text: str) -> None:
 def test_github_links_and_code_still_render() -> None:
     html = render(inert("see https://github.com/o/r/pull/1 and `a < b`"))
     assert '<a href="https://github.com/o/r/pull/1">' in html and "<code>a &lt; b</code>" in html
+
+
+def test_terminal_control_sequences_are_stripped_from_program_output() -> None:
+    log = (
+        "\x1b[31mFAILED\x1b[0m tests/test_a.py\r\n"
+        "see \x1b]8;;https://evil.example/x\x07the docs\x1b]8;;\x1b\\ now\x07\n"
+        "progress 10%\rprogress 100%\n"
+        "c1 \x9b31m and \x85 gone; tab\tand ünïcode kept\x00\x7f"
+    )
+    assert terminal_safe(log) == (
+        "FAILED tests/test_a.py\nsee the docs now\nprogress 10%\nprogress 100%\nc1 31m and  gone; tab\tand ünïcode kept"
+    )
+
+
+@given(st.text())
+def test_no_control_character_survives(text: str) -> None:
+    cleaned = terminal_safe(text)
+    assert not [c for c in cleaned if (ord(c) < 32 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F]

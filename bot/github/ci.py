@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.github.client import PER_PAGE, GitHubStatusError, RepoClient, calling
+from bot.markdown import terminal_safe
 
 MAX_LOG_BYTES = 4_000_000
 """A job's log is read up to this size (its last bytes: failures are at the end); larger logs are cut."""
@@ -68,7 +69,7 @@ class CiApi:
                 return ""
             raise
         data = response.content[-MAX_LOG_BYTES:]
-        return data.decode("utf-8", "replace")
+        return terminal_safe(data.decode("utf-8", "replace"))
 
     def rerun_failed_jobs(self, run_id: int) -> None:
         """Re-run a workflow run's failed jobs and those that depend on them (needs `actions: write`)."""

@@ -6,6 +6,8 @@ import os
 import selectors
 import time
 
+from bot.markdown import terminal_safe
+
 CHUNK = 65536
 
 
@@ -35,8 +37,8 @@ class HeadTail:
         return self.total - len(self._head) - len(self._tail)
 
     def text(self) -> str:
-        head = self._head.decode("utf-8", "replace")
-        tail = self._tail.decode("utf-8", "replace")
+        head = terminal_safe(self._head.decode("utf-8", "replace"))
+        tail = terminal_safe(self._tail.decode("utf-8", "replace"))
         if self.dropped:
             return f"{head}\n[... {self.dropped} bytes dropped ...]\n{tail}"
         return head + tail

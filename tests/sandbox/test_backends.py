@@ -177,6 +177,17 @@ def test_head_tail_keeps_both_ends_and_counts_the_middle() -> None:
     assert small.text() == "short" and small.dropped == 0
 
 
+def test_a_commands_terminal_control_sequences_never_reach_its_output(kind: str, tmp_path: Path) -> None:
+    box = open_test_sandbox(kind, tmp_path)
+    try:
+        result = box.exec(
+            r"printf '\033[31mred\033[0m \033]8;;http://x.example\007link\033]8;;\007\007 done\n'", timeout=30
+        )
+    finally:
+        box.close()
+    assert result.output == "red link done\n"
+
+
 def test_limits_come_from_the_config(kind: str, tmp_path: Path) -> None:
     (tmp_path / "forks.py").write_text(
         "import os, time\nfor _ in range(200):\n    if os.fork() == 0:\n        time.sleep(5)\n        os._exit(0)\n"
