@@ -8,6 +8,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import httpx
+
 from bot.github.client import PER_PAGE, GitHubStatusError, RepoClient, calling
 from bot.markdown import terminal_safe
 
@@ -22,6 +24,7 @@ class CiApi:
     def __init__(self, client: RepoClient) -> None:
         self.client = client
         self.gh = client.rest.rest
+        self.core = client.rest
         self.owner, self.name = client.owner, client.name
 
     def _json(self, what: str, call: Callable[[], Any]) -> Any:
@@ -60,16 +63,23 @@ class CiApi:
         )
 
     def job_log(self, job_id: int) -> str:
-        """A job's plain-text log (GitHub answers with a redirect to a short-lived URL, which is followed); "" when gone."""
-        try:
-            with calling(f"GET log of job {job_id}"):
-                response = self.gh.actions.download_job_logs_for_workflow_run(self.owner, self.name, job_id)
-        except GitHubStatusError as exc:
-            if exc.status in (404, 410):  # logs past their retention, or deleted
-                return ""
-            raise
-        data = response.content[-MAX_LOG_BYTES:]
-        return terminal_safe(data.decode("utf-8", "replace"))
+        """The last MAX_LOG_BYTES of a job's plain-text log; "" when gone.
+
+        GitHub answers with a redirect to a short-lived URL; the log is streamed from there (without the
+        installation token) and only its tail is kept, so a log of any size costs a few MB of memory.
+        """
+        what = f"GET log of job {job_id}"
+        path = f"/repos/{self.owner}/{self.name}/actions/jobs/{job_id}/logs"
+        with self.core.get_sync_client() as client:
+            first = client.send(client.build_request("GET", path), follow_redirects=False)
+        if first.status_code in (404, 410):  # logs past their retention, or deleted
+            return ""
+        if first.is_redirect and "location" in first.headers:
+            config = self.core.config
+            with httpx.Client(transport=config.transport, timeout=config.timeout, follow_redirects=True) as plain:
+                with plain.stream("GET", first.headers["location"]) as response:
+                    return terminal_safe(_tail(response, what).decode("utf-8", "replace"))
+        return terminal_safe(_tail(first, what).decode("utf-8", "replace"))
 
     def rerun_failed_jobs(self, run_id: int) -> None:
         """Re-run a workflow run's failed jobs and those that depend on them (needs `actions: write`)."""
@@ -119,3 +129,18 @@ class CiApi:
             return self.gh.pulls.list(self.owner, self.name, state="open", per_page=PER_PAGE, page=page)
 
         return self._listed(f"GET open pull requests{f' into {base}' if base else ''}", "", listing)
+
+
+def _tail(response: httpx.Response, what: str) -> bytes:
+    """The last MAX_LOG_BYTES of a response's body, read chunk by chunk; GitHubStatusError for an error status."""
+    if response.status_code >= 400:
+        response.read()
+        raise GitHubStatusError(
+            f"GitHub {what} answered {response.status_code}: {response.text[:200]!r}", response.status_code
+        )
+    kept = bytearray()
+    for chunk in response.iter_bytes():
+        kept += chunk
+        if len(kept) > 2 * MAX_LOG_BYTES:
+            del kept[:-MAX_LOG_BYTES]
+    return bytes(kept[-MAX_LOG_BYTES:])
