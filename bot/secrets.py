@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -26,14 +27,43 @@ _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*[
 
 def env_secrets(env: Mapping[str, str]) -> list[str]:
     """Values of environment variables whose names say they are secret (AIFIX_ secrets come through Settings)."""
-    return [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET]
+    return [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET and not _names_repos(k)]
+
+
+def _names_repos(name: str) -> bool:
+    """`AIFIX_SETUP_SECRET_<NAME>_REPOS` lists repositories, not a secret (its value is in every tag and path)."""
+    return name.startswith(SETUP_SECRET_PREFIX) and name.endswith(REPOS_SUFFIX)
 
 
 def setup_secrets(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The values the operator provides for setup commands, by NAME (from `AIFIX_SETUP_SECRET_<NAME>`)."""
     env = os.environ if env is None else env
     prefix = len(SETUP_SECRET_PREFIX)
-    return {k[prefix:]: v for k, v in env.items() if k.startswith(SETUP_SECRET_PREFIX) and k[prefix:] and v}
+    return {
+        k[prefix:]: v
+        for k, v in env.items()
+        if k.startswith(SETUP_SECRET_PREFIX) and k[prefix:] and v and not _names_repos(k)
+    }
+
+
+REPOS_SUFFIX = "_REPOS"
+"""`AIFIX_SETUP_SECRET_<NAME>_REPOS=owner/repo,owner/*`: the repositories a setup secret is given to."""
+
+
+def setup_secret_repos(env: Mapping[str, str] | None = None) -> dict[str, tuple[str, ...]]:
+    """For each setup secret, the repository patterns the operator gives it to (none named: given to none)."""
+    env = os.environ if env is None else env
+    return {
+        name: tuple(
+            p.strip() for p in env.get(f"{SETUP_SECRET_PREFIX}{name}{REPOS_SUFFIX}", "").split(",") if p.strip()
+        )
+        for name in setup_secrets(env)
+    }
+
+
+def secret_allowed(repo: str, patterns: Iterable[str]) -> bool:
+    """Whether `repo` ("owner/name", or a local path for `ai-fix run`) matches one of the operator's patterns."""
+    return any(fnmatch.fnmatchcase(repo.lower(), p.lower()) for p in patterns)
 
 
 def credential_file_secrets(env: Mapping[str, str]) -> list[str]:

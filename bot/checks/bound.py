@@ -23,16 +23,27 @@ class SandboxChecks:
         contract: TaskContract,
         secrets: Sequence[str],
         setup_env: Mapping[str, str] | None = None,
+        *,
+        withheld: Sequence[str] = (),
+        repo: str = "",
     ) -> None:
         self.sandbox, self.contract, self.secrets = sandbox, contract, tuple(secrets)
         self.setup_env = dict(setup_env or {})
         """The setup secrets by name: passed to setup commands only."""
+        self.withheld, self.repo = tuple(withheld), repo
+        """Setup secrets the host has but does not give to this repository."""
         self.set_aside: dict[str, CheckResult] = {}
         """Detected checks the environment cannot run, by name, with the baseline's `not_run` result."""
 
     def setup(self, *, offline: bool = False) -> SetupReport:
         return prepare_environment(
-            self.sandbox, self.contract, env=self.setup_env, secrets=self.secrets, offline=offline
+            self.sandbox,
+            self.contract,
+            env=self.setup_env,
+            secrets=self.secrets,
+            offline=offline,
+            withheld=self.withheld,
+            repo=self.repo,
         )
 
     def baseline(self, commit: str, *, limit_s: float | None = None) -> CheckRun:

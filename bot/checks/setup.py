@@ -13,7 +13,7 @@ import hashlib
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bot.checks.classify import environment_error
@@ -25,7 +25,7 @@ from bot.envdir import DEPENDENCY_DIRS
 from bot.markdown import first_line
 from bot.redact import redact
 from bot.sandbox.base import Sandbox
-from bot.secrets import SETUP_SECRET_PREFIX
+from bot.secrets import REPOS_SUFFIX, SETUP_SECRET_PREFIX
 
 KEY_VERSION = "ai-fix setup 1"
 NOTE = "ai-fix: "
@@ -82,6 +82,8 @@ def prepare_environment(
     env: Mapping[str, str],
     secrets: tuple[str, ...],
     offline: bool = False,
+    withheld: Sequence[str] = (),
+    repo: str = "",
 ) -> SetupReport:
     """Reuse the setup's snapshot, or run setup (and keep a snapshot); what happened, and how long it took.
 
@@ -97,6 +99,17 @@ def prepare_environment(
         return base.model_copy(
             update={"status": "reused", "snapshot": snapshot, "duration_s": time.monotonic() - began}
         )
+    refused = [] if offline else [n for n in contract.setup_secrets if n in withheld]
+    if refused:
+        names = ", ".join(refused)
+        variables = " and ".join(f"{SETUP_SECRET_PREFIX}{n}{REPOS_SUFFIX}" for n in refused)
+        problem = (
+            f"the setup secret{'s' if len(refused) > 1 else ''} {names} (setup_secrets in .github/ai-fix.yml) "
+            f"{'are' if len(refused) > 1 else 'is'} not given to {repo or 'this repository'}: the operator names "
+            f"the repositories each secret goes to in {variables} (owner/repo or owner/*, comma-separated); "
+            "nothing was passed to setup"
+        )
+        return base.model_copy(update={"status": "failed", "problem": problem})
     missing = [] if offline else [n for n in contract.setup_secrets if n not in env]
     if missing:
         names = ", ".join(f"{SETUP_SECRET_PREFIX}{n}" for n in missing)

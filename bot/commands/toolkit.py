@@ -26,7 +26,7 @@ from bot.queue.pipeline import Pipeline
 from bot.sandbox.base import Sandbox, SandboxJob
 from bot.sandbox.select import open_sandbox
 from bot.sandbox.snapshots import repo_slug
-from bot.secrets import setup_secrets
+from bot.secrets import setup_secret_repos, setup_secrets
 from bot.settings import Settings
 from bot.viewer.links import run_url
 
@@ -139,6 +139,7 @@ def toolkit(settings: Settings, *, model: ModelOpener, sandbox: str | None = Non
         small_model=settings.small_model,
         work_dir=settings.work_dir,
         setup_secrets=setup_secrets(),
+        setup_secret_repos=setup_secret_repos(),
     )
 
 

@@ -30,6 +30,7 @@ from bot.loop.trace import Trace
 from bot.model.base import Model
 from bot.model.routing import ModelChoice, choose_model
 from bot.sandbox.base import Sandbox, SandboxJob
+from bot.secrets import secret_allowed
 
 ModelOpener = Callable[[ModelChoice], Model]
 """The backends for the chosen models (each provider they name), or a replay of a recorded session."""
@@ -49,6 +50,8 @@ class Toolkit:
     """Where job directories, local worktrees and traces live on the host."""
     setup_secrets: Mapping[str, str] = field(default_factory=dict)
     """The values the operator provides for setup commands, by name; a contract's `setup_secrets` picks from them."""
+    setup_secret_repos: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """For each of them, the repository patterns it is given to (`AIFIX_SETUP_SECRET_<NAME>_REPOS`; none: no repository)."""
 
 
 def _setup_key(contract: TaskContract, workspace: Workspace) -> str:
@@ -144,8 +147,11 @@ def _harness(
     try:
         sandbox = kit.open_sandbox(workspace.path, contract.sandbox, job)
         reporter.say(f"sandbox: {sandbox.name}")
-        setup_env = {name: kit.setup_secrets[name] for name in contract.setup_secrets if name in kit.setup_secrets}
-        checks: Checks = SandboxChecks(sandbox, contract, secrets, setup_env)
+        provided = [name for name in contract.setup_secrets if name in kit.setup_secrets]
+        allowed = [n for n in provided if secret_allowed(repo, kit.setup_secret_repos.get(n, ()))]
+        setup_env = {name: kit.setup_secrets[name] for name in allowed}
+        withheld = [n for n in provided if n not in allowed]
+        checks: Checks = SandboxChecks(sandbox, contract, secrets, setup_env, withheld=withheld, repo=repo)
     except SandboxUnavailable as exc:
         # The loop ends it as an environment error, with its trace, before any model turn.
         checks = Unavailable(str(exc))

@@ -94,7 +94,9 @@ def test_pulled_image_setup_snapshot_reused_then_rebuilt_on_a_lock_change_and_a_
 ) -> None:
     registry.forget(registry.image)
     files = {".github/ai-fix.yml": config(registry.image, uuid.uuid4().hex), "requirements.txt": "attrs==23.1.0\n"}
-    env = podman_env(AIFIX_SANDBOX_SNAPSHOTS="1", AIFIX_SETUP_SECRET_INDEX_TOKEN=TOKEN)
+    env = podman_env(
+        AIFIX_SANDBOX_SNAPSHOTS="1", AIFIX_SETUP_SECRET_INDEX_TOKEN=TOKEN, AIFIX_SETUP_SECRET_INDEX_TOKEN_REPOS=REPO
+    )
     made: list[str] = []
     try:
         with open_worker(
