@@ -68,6 +68,7 @@ def _variants(secret: str) -> frozenset[str]:
     raw = secret.encode()
     out = {
         secret,
+        secret[::-1],  # written backwards (`rev`), to slip past a plain match
         urllib.parse.quote(secret, safe=""),
         urllib.parse.quote_plus(secret),
         base64.b64encode(raw).decode(),

@@ -120,3 +120,10 @@ def test_json_stays_json_when_a_mask_would_land_inside_a_number() -> None:
     out = json.loads(redact_json(record, [key]))
     assert out == {"cost_usd": MASK, "steps": 3, "note": f"sent with {MASK}", "ok": True}
     assert redact_json({"cost_usd": 0.5}, [key]) == json.dumps({"cost_usd": 0.5}), "text redaction was enough"
+
+
+def test_a_secret_written_backwards_is_masked_whole_and_in_pieces() -> None:
+    secret = "ghs_reversedToken0123456789abcdef"
+    for text in (f"out: {secret[::-1]}\n", f"part {secret[::-1][4:20]} of it"):
+        masked = redact(text, [secret])
+        assert secret[::-1][4:12] not in masked and "REDACTED" in masked, masked
