@@ -102,7 +102,7 @@ class SetupReport(BaseModel):
             return "no setup commands"
         if self.status == "reused":
             line = f"reused the setup snapshot {self.snapshot} ({which}; their inputs are unchanged{where}) in {took}"
-        elif self.status == "failed" and self.guess_failed:
+        elif self.guess_failed:
             return (
                 f"the guessed setup failed after {took}{where}: {self.problem}; "
                 "going on with the checks in the environment as it was"

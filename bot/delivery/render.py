@@ -340,8 +340,8 @@ def _risks(result: RunResult) -> str:
             f"- The setup ai-fix guessed failed, {guess_failure(result)}; the checks ran in the environment as it "
             "was. Add `setup:` to `.github/ai-fix.yml` if the project needs one."
         )
-    if result.cost.usd is None:
-        tokens = f"{result.cost.input_tokens + result.cost.cache_read_tokens + result.cost.cache_write_tokens:,} in, {result.cost.output_tokens:,} out"
+    if (c := result.cost).usd is None:
+        tokens = f"{c.input_tokens + c.cache_read_tokens + c.cache_write_tokens:,} in, {c.output_tokens:,} out"
         found.append(
             f"- The cost limit (${result.contract.budget.max_cost_usd:g}) could not apply: a model used has no price "
             f"(the operator's AIFIX_MODEL_PRICES gives one). Tokens used: {tokens}."

@@ -71,15 +71,19 @@ class CiApi:
         what = f"GET log of job {job_id}"
         path = f"/repos/{self.owner}/{self.name}/actions/jobs/{job_id}/logs"
         with self.core.get_sync_client() as client:
-            first = client.send(client.build_request("GET", path), follow_redirects=False)
-        if first.status_code in (404, 410):  # logs past their retention, or deleted
-            return ""
-        if first.is_redirect and "location" in first.headers:
-            config = self.core.config
-            with httpx.Client(transport=config.transport, timeout=config.timeout, follow_redirects=True) as plain:
-                with plain.stream("GET", first.headers["location"]) as response:
-                    return terminal_safe(_tail(response, what).decode("utf-8", "replace"))
-        return terminal_safe(_tail(first, what).decode("utf-8", "replace"))
+            first = client.send(client.build_request("GET", path), follow_redirects=False, stream=True)
+            try:
+                if first.status_code in (404, 410):  # logs past their retention, or deleted
+                    return ""
+                location = first.headers.get("location") if first.is_redirect else None
+                if location is None:  # served directly: streamed the same way
+                    return terminal_safe(_tail(first, what).decode("utf-8", "replace"))
+            finally:
+                first.close()
+        config = self.core.config
+        with httpx.Client(transport=config.transport, timeout=config.timeout, follow_redirects=True) as plain:
+            with plain.stream("GET", location) as response:
+                return terminal_safe(_tail(response, what).decode("utf-8", "replace"))
 
     def rerun_failed_jobs(self, run_id: int) -> None:
         """Re-run a workflow run's failed jobs and those that depend on them (needs `actions: write`)."""
