@@ -28,11 +28,11 @@ from bot.sandbox.base import Sandbox
 from bot.secrets import REPOS_SUFFIX, SETUP_SECRET_PREFIX
 
 KEY_VERSION = "ai-fix setup 1"
+"""Bump when what a snapshot holds changes, so older snapshots are not reused."""
 NOTE = "ai-fix: "
 """Setup output lines that start so are what a setup command says of itself; the report keeps them."""
 LAST_LINES = 20
 """How much of a failed setup command's output the trace and the evidence keep."""
-"""Bump when what a snapshot holds changes, so older snapshots are not reused."""
 
 
 def _walk(workspace: Path, *, into_dependencies: bool) -> list[str]:
@@ -95,10 +95,7 @@ def prepare_environment(
     base = SetupReport(status="none", origin=contract.setup_origin, commands=len(commands))
     if not commands:
         return base
-    if not offline and (snapshot := sandbox.restore_setup()) is not None:
-        return base.model_copy(
-            update={"status": "reused", "snapshot": snapshot, "duration_s": time.monotonic() - began}
-        )
+    # Before a snapshot is reused: one made with the secret must not reach a repository no longer named for it.
     refused = [] if offline else [n for n in contract.setup_secrets if n in withheld]
     if refused:
         names = ", ".join(refused)
@@ -110,6 +107,10 @@ def prepare_environment(
             "nothing was passed to setup"
         )
         return base.model_copy(update={"status": "failed", "problem": problem})
+    if not offline and (snapshot := sandbox.restore_setup()) is not None:
+        return base.model_copy(
+            update={"status": "reused", "snapshot": snapshot, "duration_s": time.monotonic() - began}
+        )
     missing = [] if offline else [n for n in contract.setup_secrets if n not in env]
     if missing:
         names = ", ".join(f"{SETUP_SECRET_PREFIX}{n}" for n in missing)
