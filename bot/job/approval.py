@@ -12,23 +12,23 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from typing import Protocol
 
 from pydantic import BaseModel, Field
 
 from bot.checks.models import SetupReport
 from bot.contract.approach import ApprovedApproach, Estimate, Proposal
 from bot.contract.models import TaskContract
-from bot.delivery.models import Progress
 from bot.delivery.plan import PlanView, render_plan
+from bot.job.checkpoint import Checkpoint
 from bot.job.paths import trace_file
+from bot.job.progress_comment import ProgressComment
 from bot.loop.planning import PlanResult
 from bot.loop.result import Cost
 from bot.loop.session import RunInput, Toolkit, plan_session
 from bot.queue.models import PlanAnswer
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
-from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, Outcome, RunPhase, plan_end_status
+from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, RunPhase, plan_end_status
 from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
 
@@ -57,23 +57,6 @@ class PlanningState(BaseModel):
     cancelled: str = ""
 
 
-class Host(Protocol):
-    """What the stage uses of the job's attempt (`bot.job.pipeline.Attempt`)."""
-
-    ctx: JobContext
-    kit: Toolkit
-    snapshot: Snapshot
-    progress: Progress
-
-    def secrets(self) -> list[str]: ...
-
-    def post_progress(self) -> str: ...
-
-    def save(self) -> None: ...
-
-    def finish_progress(self, outcome: Outcome, reason: str) -> None: ...
-
-
 class PlanReporter:
     """The planning phase's lines join the job's history; each is a chance to stop (`/agent stop`, shutdown)."""
 
@@ -98,19 +81,31 @@ def wants_plan(contract: TaskContract, snapshot: Snapshot) -> bool:
 
 
 class ApprovalStage:
-    def __init__(self, host: Host, contract: TaskContract, *, clock: Callable[[], float] = time.time) -> None:
-        self.host, self.contract, self.clock = host, contract, clock
-        self.ctx = host.ctx
+    def __init__(
+        self,
+        contract: TaskContract,
+        kit: Toolkit,
+        snapshot: Snapshot,
+        ctx: JobContext,
+        comment: ProgressComment,
+        checkpoint: Checkpoint,
+        secrets: Callable[[], list[str]],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.contract, self.kit, self.snapshot, self.ctx, self.clock = contract, kit, snapshot, ctx, clock
+        self.comment, self.checkpoint, self.secrets = comment, checkpoint, secrets
         self.state = PlanningState.model_validate(self.ctx.state.get("planning") or {})
 
     def save(self) -> None:
         self.ctx.state["planning"] = self.state.model_dump(mode="json")
-        self.host.save()
+        self.checkpoint.save()
 
     def decide(self) -> ApprovedApproach | JobOutcome:
         """The approved approach to run, or how the job ends for now (waiting, cancelled, no plan)."""
         if (answer := self.ctx.take_answer()) is not None:
-            self.take(answer)
+            self.ctx.record("plan_answer", action=answer.action, by=answer.by, approach=answer.approach)
+            take_answer(self.state, answer, self.contract.approval.wait_words())
             self.save()
         s = self.state
         if s.approved is None and not s.cancelled and (not s.rounds or s.revise is not None):
@@ -129,38 +124,17 @@ class ApprovalStage:
             data={"revision": n, "until": s.deadline},
         )
 
-    def take(self, answer: PlanAnswer) -> None:
-        s = self.state
-        self.ctx.record("plan_answer", action=answer.action, by=answer.by, approach=answer.approach)
-        if answer.action == "approve" and s.rounds:
-            last = s.rounds[-1]
-            n = answer.approach or last.proposal.recommended
-            s.approved = ApprovedApproach(
-                number=n,
-                approach=last.proposal.approaches[n - 1],
-                recommended=last.proposal.recommended,
-                approved_by=answer.by,
-                revision=last.revision,
-                estimate=last.estimates[n - 1],
-            )
-        elif answer.action == "revise":
-            s.revise = answer
-        elif answer.action == "stop":
-            s.cancelled = f"stopped by @{answer.by} (/agent stop) while the plan awaited approval"
-        else:
-            s.cancelled = f"no answer to the plan within {self.contract.approval.wait_words()} (approval_timeout_days)"
-
     def plan(self) -> JobOutcome | None:
         """Make a plan (again, with the feedback of a revise); None once it is on the issue, else how the job ends."""
-        s, snap = self.state, self.host.snapshot
+        s, snap = self.state, self.snapshot
         revision = len(s.rounds) + 1
         feedback, by = (s.revise.feedback, s.revise.by) if s.revise else ("", "")
-        self.host.progress.current = "plan"
-        self.host.progress.waiting = False
-        self.host.post_progress()
+        self.comment.progress.current = "plan"
+        self.comment.progress.waiting = False
+        self.comment.post()
         self.save()
         root = (
-            self.host.kit.work_dir
+            self.kit.work_dir
             / "jobs"
             / (f"{snap.repo.replace('/', '--')}-{snap.number}-{self.ctx.job_id}-plan-{revision}")
         )
@@ -172,13 +146,13 @@ class ApprovalStage:
                 self.contract,
                 ws,
                 repo=snap.repo,
-                secrets=self.host.secrets(),
+                secrets=self.secrets(),
                 trace_path=trace_file(root),
                 reporter=PlanReporter(self.ctx),
             )
             result = plan_session(
                 run,
-                self.host.kit,
+                self.kit,
                 feedback=feedback,
                 earlier=s.rounds[-1].proposal if s.rounds else None,
                 revision=revision,
@@ -191,14 +165,14 @@ class ApprovalStage:
         s = self.state
         if result.proposal is None:
             reason = f"the planning phase ended without a proposal: {result.reason}"
-            self.host.progress.run_url = ""
-            self.host.progress.handoff = [
+            self.comment.progress.run_url = ""
+            self.comment.progress.handoff = [
                 reason,
                 "",
                 "Edit the issue if needed and label it again (or comment `/agent plan`) to plan again.",
             ]
             status = plan_end_status(result.outcome)
-            self.host.finish_progress(status, reason)
+            self.comment.finish(status, reason)
             return JobOutcome(status=status, reason=reason)
         plan = PlanRound(
             revision=revision,
@@ -224,7 +198,7 @@ class ApprovalStage:
 
     def show(self) -> None:
         """The latest plan in the issue comment, waiting for an answer, approved, or cancelled."""
-        s, progress = self.state, self.host.progress
+        s, progress = self.state, self.comment.progress
         if not s.rounds:
             return
         last = s.rounds[-1]
@@ -245,5 +219,26 @@ class ApprovalStage:
         progress.cancelled = s.cancelled
         if s.cancelled or s.approved is None:
             progress.run_url = ""  # the loop has not run: its page would be empty
-        self.host.post_progress()
+        self.comment.post()
         self.save()
+
+
+def take_answer(s: PlanningState, answer: PlanAnswer, wait_words: str) -> None:
+    """What an answer to the plan does to the planning state (`expired`: nobody answered within `wait_words`)."""
+    if answer.action == "approve" and s.rounds:
+        last = s.rounds[-1]
+        n = answer.approach or last.proposal.recommended
+        s.approved = ApprovedApproach(
+            number=n,
+            approach=last.proposal.approaches[n - 1],
+            recommended=last.proposal.recommended,
+            approved_by=answer.by,
+            revision=last.revision,
+            estimate=last.estimates[n - 1],
+        )
+    elif answer.action == "revise":
+        s.revise = answer
+    elif answer.action == "stop":
+        s.cancelled = f"stopped by @{answer.by} (/agent stop) while the plan awaited approval"
+    else:
+        s.cancelled = f"no answer to the plan within {wait_words} (approval_timeout_days)"

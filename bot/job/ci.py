@@ -21,7 +21,7 @@ from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
 from bot.github.client import GitHubStatusError
-from bot.job.pipeline import Attempt, DeliveryPipeline
+from bot.job.pipeline import RoundPipeline
 from bot.job.pull import OwnPull
 from bot.job.rounds import RoundInput
 from bot.queue.pipeline import JobContext, JobOutcome
@@ -38,7 +38,7 @@ def _check_run_id(job: dict[str, object]) -> int | None:
 
 
 class CiJob:
-    def __init__(self, rounds: DeliveryPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
+    def __init__(self, rounds: RoundPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
         self.rounds, self.snapshot, self.ctx = rounds, snapshot, ctx
         self.api = CiApi(ctx.github)
         self.out = GitHubOutput(ctx.github, secrets=ctx.secrets)
@@ -116,9 +116,9 @@ class CiJob:
         return refused
 
     def round(self, round_input: RoundInput) -> JobOutcome:
-        attempt = Attempt(self.rounds, self.snapshot, self.ctx, round_input)
+        attempt = self.rounds.round(self.snapshot, self.ctx, round_input)
         outcome = attempt.run()
-        result = attempt.state.result
+        result = attempt.result
         self.ctx.record("ci_round", outcome=result.outcome if result else outcome.status, head=round_input.ci.head_sha)
         return outcome
 

@@ -8,7 +8,7 @@ request's CI and may run a round (`bot.job.ci`); a `rebase` job merges the base 
 from __future__ import annotations
 
 from bot.job.ci import CiJob
-from bot.job.pipeline import DeliveryPipeline
+from bot.job.pipeline import RoundPipeline
 from bot.job.rebase import RebaseJob
 from bot.job.scan import ScanJob
 from bot.queue.pipeline import JobContext, JobOutcome
@@ -16,7 +16,7 @@ from bot.snapshot import Snapshot
 
 
 class GitHubJobs:
-    def __init__(self, rounds: DeliveryPipeline) -> None:
+    def __init__(self, rounds: RoundPipeline) -> None:
         self.rounds = rounds
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bot.job.checkpoint import STATE_KEY
+
 
 def trace_file(job_dir: str | Path) -> Path:
     """`<job_dir>.trace.jsonl` (appended, not a suffix swap: a repository name may hold a dot)."""
@@ -13,7 +15,7 @@ def trace_file(job_dir: str | Path) -> Path:
 
 
 def job_trace(state: Mapping[str, Any]) -> Path | None:
-    """The trace of the job whose persisted state is `state` (`DeliveryState` under "delivery"), once it has a job directory."""
-    delivery = state.get("delivery")
-    job_dir = delivery.get("job_dir") if isinstance(delivery, Mapping) else None
+    """The trace of the job whose persisted state is `state` (a `RoundState` under STATE_KEY), once it has a job directory."""
+    kept = state.get(STATE_KEY)
+    job_dir = kept.get("job_dir") if isinstance(kept, Mapping) else None
     return trace_file(job_dir) if isinstance(job_dir, str) and job_dir else None

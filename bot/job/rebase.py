@@ -23,7 +23,7 @@ from bot.delivery.ci_notes import not_merged_reply, rebase_reply
 from bot.delivery.github_out import GitHubOutput
 from bot.delivery.models import RoundRecord
 from bot.errors import ConfigError
-from bot.job.pipeline import DeliveryPipeline
+from bot.job.pipeline import RoundPipeline
 from bot.job.pull import OwnPull
 from bot.job.resolve import MAX_ANSWERS, ResolveFailed, Resolver
 from bot.loop.result import Cost
@@ -56,7 +56,7 @@ class Merged(BaseModel):
 
 
 class RebaseJob:
-    def __init__(self, rounds: DeliveryPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
+    def __init__(self, rounds: RoundPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
         self.rounds, self.snapshot, self.ctx = rounds, snapshot, ctx
         self.kit = rounds.kit
         self.out = GitHubOutput(ctx.github, secrets=self.secrets)

@@ -35,29 +35,23 @@ def ask(h: Harness, state: RunState, request: ModelRequest, record: StepRecord) 
         )
     )
     record.usage = record.usage + response.usage
-    state.usage = state.usage + response.usage
+    if state.meter.add(response.usage, response.cost_usd):
+        h.reporter.say(
+            f"{response.model} has no price: its tokens are counted, its cost is unknown and the cost limit "
+            f"(${h.contract.budget.max_cost_usd:g}) cannot apply; AIFIX_MODEL_PRICES gives it one"
+        )
     if response.cost_usd is None:
-        if state.cost_known:
-            h.reporter.say(
-                f"{response.model} has no price: its tokens are counted, its cost is unknown and the cost limit "
-                f"(${h.contract.budget.max_cost_usd:g}) cannot apply; AIFIX_MODEL_PRICES gives it one"
-            )
-        state.cost_known, record.cost_usd = False, None
-    else:
-        state.cost += response.cost_usd
-        record.cost_usd = None if record.cost_usd is None else record.cost_usd + response.cost_usd
+        record.cost_usd = None
+    elif record.cost_usd is not None:
+        record.cost_usd += response.cost_usd
     what = "answered" if request.purpose == "step" else "compressed the history"
-    h.reporter.say(f"step {state.steps + 1}: {response.model} {what}; spend so far {spend(state)}")
+    h.reporter.say(f"step {state.meter.steps + 1}: {response.model} {what}; spend so far {state.meter.spend()}")
     return response
-
-
-def spend(state: RunState) -> str:
-    return f"${state.cost:.4f}" if state.cost_known else "unknown (a model has no price)"
 
 
 def run_cost(h: Harness, state: RunState) -> Cost:
     """What the run has used so far: tokens, dollars (None when a model is not in the price table), wall time."""
-    u = state.usage
+    u = state.meter.usage
     return Cost(
         model=h.config.model,
         small_model=h.config.small_model,
@@ -65,6 +59,6 @@ def run_cost(h: Harness, state: RunState) -> Cost:
         output_tokens=u.output_tokens,
         cache_read_tokens=u.cache_read_tokens,
         cache_write_tokens=u.cache_write_tokens,
-        usd=round(state.cost, 6) if state.cost_known else None,
-        wall_s=round(h.clock() - state.started, 3),
+        usd=round(state.meter.cost, 6) if state.meter.cost_known else None,
+        wall_s=round(h.clock() - state.meter.started, 3),
     )

@@ -13,9 +13,9 @@ from bot.loop.state import RunState
 
 def limits_left(h: Harness, state: RunState) -> str:
     b, stats = h.contract.budget, state.change.stats()
-    cost = f"${state.cost:.2f}/${b.max_cost_usd:.2f}" if state.cost_known else "unknown"
+    cost = f"${state.meter.cost:.2f}/${b.max_cost_usd:.2f}" if state.meter.cost_known else "unknown"
     return (
-        f"steps {state.steps}/{b.max_steps}, cost {cost}, wall {(h.clock() - state.started) / 60:.1f}/{b.max_wall_minutes} min, "
+        f"steps {state.meter.steps}/{b.max_steps}, cost {cost}, wall {(h.clock() - state.meter.started) / 60:.1f}/{b.max_wall_minutes} min, "
         f"files {len(stats.files)}/{b.max_files_changed}, lines {stats.lines}/{b.max_lines_changed}"
     )
 
@@ -26,11 +26,11 @@ def check_limits(h: Harness, state: RunState) -> None:
     keep = 1 - reserve
     stats = state.change.stats()
     reason = ""
-    if state.steps >= b.max_steps:
+    if state.meter.steps >= b.max_steps:
         reason = f"the step limit ({b.max_steps}) was reached"
-    elif state.cost_known and state.cost >= b.max_cost_usd * keep:
-        reason = f"the cost limit (${b.max_cost_usd:g}, {reserve:.0%} kept in reserve) was reached at ${state.cost:.4f}"
-    elif h.clock() - state.started >= b.max_wall_minutes * 60 * keep:
+    elif state.meter.cost_known and state.meter.cost >= b.max_cost_usd * keep:
+        reason = f"the cost limit (${b.max_cost_usd:g}, {reserve:.0%} kept in reserve) was reached at ${state.meter.cost:.4f}"
+    elif h.clock() - state.meter.started >= b.max_wall_minutes * 60 * keep:
         reason = f"the wall-time limit ({b.max_wall_minutes} min, {reserve:.0%} kept in reserve) was reached"
     elif len(stats.files) > b.max_files_changed or stats.lines > b.max_lines_changed:
         reason = f"the change ({len(stats.files)} files, {stats.lines} lines) is over the budget's file or line limit"
@@ -44,4 +44,4 @@ def check_limits(h: Harness, state: RunState) -> None:
 def time_left(h: Harness, state: RunState, *, ending: bool = False) -> float:
     """Seconds before the wall-time limit: the reserve is kept back for the ending, which may use it (`ending`)."""
     keep = 1 if ending else 1 - h.config.reserve
-    return max(0.0, state.started + h.contract.budget.max_wall_minutes * 60 * keep - h.clock())
+    return max(0.0, state.meter.started + h.contract.budget.max_wall_minutes * 60 * keep - h.clock())

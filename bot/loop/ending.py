@@ -20,7 +20,9 @@ from bot.vocabulary import ACCEPTED, FAILED, UNVERIFIED
 
 def save_work(h: Harness, state: RunState) -> str:
     """Commit what is left so the branch holds it; what the gate refuses goes to the attempts branch instead."""
-    return h.workspace.save_work(f"ai-fix: work in progress at step {state.steps} (not verified)", gate=state.gate)
+    return h.workspace.save_work(
+        f"ai-fix: work in progress at step {state.meter.steps} (not verified)", gate=state.gate
+    )
 
 
 def kept_since(h: Harness, state: RunState, before: str) -> Checkpoint | None:
@@ -35,22 +37,22 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
     if end.outcome in (ACCEPTED, UNVERIFIED):
         suffix = "" if end.outcome == ACCEPTED else " (checks pass; not every criterion shown)"
         ws.checkpoint(f"ai-fix: {h.contract.title}{suffix}", gate=state.gate)
-    elif state.environment_ok:
+    elif state.checks.environment_ok:
         if note := save_work(h, state):
             notes.append(note)
         stats = ws.stats()
         if stats.files:
             h.reporter.phase("final_checks")
             changed = [f.path for f in stats.files]
-            state.final = h.checks.run(
-                None, commit=ws.head_sha, changed_files=changed, limit_s=time_left(h, state, ending=True)
+            state.finish.checked(
+                h.checks.run(None, commit=ws.head_sha, changed_files=changed, limit_s=time_left(h, state, ending=True))
             )
             ws.put_back_unwritten(state.gate)
     stats = ws.stats()
-    evidence = state.evidence or Evidence.not_taken(
+    evidence = state.finish.evidence or Evidence.not_taken(
         h.contract.acceptance_criteria, "the run ended before a verified finish"
     )
-    failed = state.final.failing() if state.final else []
+    failed = state.finish.final.failing() if state.finish.final else []
     not_done = [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failed]
     result = RunResult(
         outcome=end.outcome,
@@ -59,26 +61,26 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
         branch=ws.branch,
         base_sha=ws.base_sha,
         head_sha=ws.head_sha,
-        setup=state.setup,
-        baseline=state.baseline,
-        final=state.final,
+        setup=state.checks.setup,
+        baseline=state.checks.baseline,
+        final=state.finish.final,
         diff=stats,
         diff_text=redact(ws.diff(), h.secrets),
         plan=state.plan,
-        model_summary=state.summary,
-        risks=state.risks,
+        model_summary=state.finish.summary,
+        risks=state.finish.risks,
         handoff=Handoff(
-            done=state.done + state.attempt_edits,
+            done=state.notes.done + state.notes.attempt_edits,
             not_done=not_done + notes + [f"not verified: {c.text} ({c.note})" for c in evidence.unverified()],
-            ruled_out=state.ruled_out,
+            ruled_out=state.notes.ruled_out,
             question=end.question,
             next_steps=end.next_steps,
-            tried=state.tried,
+            tried=state.notes.tried,
             attempts_branch=ws.attempts_branch if ws.has_attempts else "",
         ),
         evidence=evidence,
         cost=run_cost(h, state),
-        steps=state.steps,
+        steps=state.meter.steps,
     )
     h.trace.append(
         EndRecord(
@@ -86,7 +88,7 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
             reason=result.reason,
             steps=result.steps,
             head_sha=result.head_sha,
-            final=state.final,
+            final=state.finish.final,
             checkpoint=kept_since(h, state, before),
             diff=result.diff,
             handoff=result.handoff,
@@ -105,10 +107,10 @@ def estimate_check(h: Harness, state: RunState) -> EstimateCheck | None:
     approved = h.contract.approach
     if approved is None or approved.estimate is None:
         return None
-    u = state.usage
+    u = state.meter.usage
     return EstimateCheck.of(
         approved.estimate,
-        steps=state.steps,
+        steps=state.meter.steps,
         prompt=u.prompt_tokens,
         cached=u.cache_read_tokens,
         output=u.output_tokens,
@@ -120,14 +122,14 @@ def interrupted(h: Harness, state: RunState, exc: BaseException) -> None:
     """A crash or an interruption (Ctrl-C, /agent stop) still leaves the edits on the branch and the end in the trace."""
     with contextlib.suppress(Exception):
         before = h.workspace.head_sha
-        if state.environment_ok:
+        if state.checks.environment_ok:
             save_work(h, state)
         reason = f"interrupted: {type(exc).__name__}: {exc}"
         h.trace.append(
             EndRecord(
                 outcome=FAILED,
                 reason=reason,
-                steps=state.steps,
+                steps=state.meter.steps,
                 head_sha=h.workspace.head_sha,
                 checkpoint=kept_since(h, state, before),
             )

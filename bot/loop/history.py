@@ -14,10 +14,10 @@ MIN_CONCLUSIONS = 6
 
 
 def compress_history(h: Harness, state: RunState, record: StepRecord) -> None:
-    conclusions = state.conclusions
+    conclusions = state.notes.conclusions
     if len(conclusions) < MIN_CONCLUSIONS or estimate_tokens("\n".join(conclusions)) <= h.config.history_tokens:
         return
-    older, recent = conclusions[:-KEEP_RECENT], conclusions[-KEEP_RECENT:]
+    older = conclusions[:-KEEP_RECENT]
     notes = h.redact("\n".join(f"- {c}" for c in older))
     request = ModelRequest(
         model=h.config.small_model,
@@ -28,4 +28,4 @@ def compress_history(h: Harness, state: RunState, record: StepRecord) -> None:
     )
     response = ask(h, state, request, record)
     lines = [line.removeprefix("- ").strip() for line in response.text.splitlines() if line.strip()]
-    state.conclusions = [f"(earlier) {line}" for line in lines] + recent
+    state.notes.compressed(lines, KEEP_RECENT)

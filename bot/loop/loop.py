@@ -50,19 +50,19 @@ class Loop:
         h, state = self.h, self.state
         check_limits(h, state)
         began = h.clock()
-        record = StepRecord(step=state.steps + 1)
+        record = StepRecord(step=state.meter.steps + 1)
         try:
             compress_history(h, state, record)
             response = ask(h, state, build_request(h, state, record), record)
-            state.steps += 1
+            state.meter.step_done()
             record.intent = response.text
-            state.last_results = []
+            state.notes.new_step()
             if not response.tool_calls:
                 no_tool_call(h, state, record)
             for call in response.tool_calls:
                 execute(h, state, call, response.text, record)
         finally:
             record.duration_s = round(h.clock() - began, 4)
-            state.tried.append(record.summary())
+            state.notes.step_ended(record.summary())
             h.trace.append(record)
-            h.keep_spent(state.spent(h.clock()))
+            h.keep_spent(state.meter.spent(h.clock()))

@@ -84,7 +84,7 @@ class Planner:
             result = PlanResult(outcome=NEEDS_CLARIFICATION if unclear else HANDED_OFF, reason=end.reason)
         except AiFixError as exc:
             result = PlanResult(outcome=FAILED, reason=f"{type(exc).__name__}: {exc}")
-        result.baseline, result.steps, result.cost = state.baseline, state.steps, run_cost(h, state)
+        result.baseline, result.steps, result.cost = state.checks.baseline, state.meter.steps, run_cost(h, state)
         h.trace.append(
             ProposalRecord(
                 revision=self.revision,
@@ -101,16 +101,16 @@ class Planner:
 
     def step(self) -> None:
         h, state = self.h, self.state
-        if state.steps >= self.max_steps:
-            raise HandedOff(f"the planning phase made {state.steps} model calls without a valid proposal")
+        if state.meter.steps >= self.max_steps:
+            raise HandedOff(f"the planning phase made {state.meter.steps} model calls without a valid proposal")
         check_limits(h, state)
         began = h.clock()
-        record = StepRecord(step=state.steps + 1)
+        record = StepRecord(step=state.meter.steps + 1)
         try:
             response = ask(h, state, self.request(record), record)
-            state.steps += 1
+            state.meter.step_done()
             record.intent = response.text
-            state.last_results = []
+            state.notes.new_step()
             if not response.tool_calls:
                 observe(
                     state,
@@ -119,7 +119,7 @@ class Planner:
                 )
             for call in response.tool_calls:
                 self.act(call, record)
-            self.read += state.last_results
+            self.read += state.notes.last_results
         finally:
             record.duration_s = round(h.clock() - began, 4)
             h.trace.append(record)
@@ -157,18 +157,20 @@ class Planner:
 
     def request(self, record: StepRecord) -> ModelRequest:
         h, state = self.h, self.state
-        failure = failure_text(state.latest)
+        failure = failure_text(state.checks.latest)
         focus = focus_layer(scope_note=state.scope_note, slices=relevant_code(h, state, failure, ""))
-        baseline = "\n".join(f"{r.name}: {r.status}" for r in state.baseline.results) if state.baseline else ""
+        baseline = (
+            "\n".join(f"{r.name}: {r.status}" for r in state.checks.baseline.results) if state.checks.baseline else ""
+        )
         parts = ["## Baseline on the base commit\n" + (baseline or "(no checks)") + ("\n" + failure if failure else "")]
         if self.earlier is not None:
             parts.append("## Your earlier proposal\n" + self.earlier.model_dump_json(indent=1))
         if self.feedback:
             parts.append("## A maintainer's feedback on it: propose again accordingly\n" + self.feedback)
-        last = state.steps + 1 >= self.max_steps
+        last = state.meter.steps + 1 >= self.max_steps
         parts += [
             "## What you read so far\n" + (clip("\n\n".join(self.read), 2 * MAX_RESULT_CHARS) or "(nothing yet)"),
-            f"## Limits left\nplanning calls {state.steps}/{self.max_steps}",
+            f"## Limits left\nplanning calls {state.meter.steps}/{self.max_steps}",
             "This is the last planning call: call `propose` now."
             if last
             else "Read what you need, then call `propose`.",
@@ -206,9 +208,9 @@ class Planner:
                     budget=h.contract.budget,
                     stable_tokens=estimate_tokens(stable),
                     planning_stable_tokens=estimate_tokens(state.stable),
-                    planning=state.usage,
-                    planning_calls=state.steps,
-                    planning_usd=state.cost if state.cost_known else None,
+                    planning=state.meter.usage,
+                    planning_calls=state.meter.steps,
+                    planning_usd=state.meter.cost if state.meter.cost_known else None,
                 )
             )
         return out

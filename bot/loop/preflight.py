@@ -48,24 +48,23 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
         h.reporter.say(
             f"setup wrote {len(kept)} paths git does not ignore, kept out of the change: {', '.join(kept[:5])}"
         )
-    state.setup = setup
+    state.checks.prepared(setup)
     if setup.guess_failed:
-        state.conclusions.append(
-            f"the guessed setup failed ({setup.problem}); the checks run in the environment as it was"
-        )
+        state.notes.conclude(f"the guessed setup failed ({setup.problem}); the checks run in the environment as it was")
     elif setup.status == FAILED:
         h.trace.append(BaselineRecord(setup=setup, setup_problem=setup.problem))
         raise HandedOff(
             f"environment error during setup: {setup.problem}", next_steps=[f"fix the setup: {setup.problem}"]
         )
     h.reporter.phase("baseline")
-    state.baseline = state.latest = h.checks.baseline(ws.base_sha, limit_s=time_left(h, state))
+    baseline = h.checks.baseline(ws.base_sha, limit_s=time_left(h, state))
+    state.checks.began(baseline)
     ws.put_back_unwritten(state.gate)
-    h.trace.append(BaselineRecord(setup=setup, checks=state.baseline))
-    for r in state.baseline.results:
+    h.trace.append(BaselineRecord(setup=setup, checks=baseline))
+    for r in baseline.results:
         h.reporter.say(f"baseline: {r.name} {r.status}" + (f" ({r.reason})" if r.status == "not_run" else ""))
-    broken = [r for r in state.baseline.results if r.status == "error"]
-    set_aside = [r for r in state.baseline.results if r.status == "not_run"]
+    broken = [r for r in baseline.results if r.status == "error"]
+    set_aside = [r for r in baseline.results if r.status == "not_run"]
     verifiers = [c for c in contract.checks if can_verify(c) and c.name not in {r.name for r in set_aside}]
     if broken or (set_aside and not verifiers):
         named = "; ".join(
@@ -76,13 +75,12 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
             f"environment error: {unverifiable}{named}",
             next_steps=["install what is missing in the sandbox image or add it to the contract's setup, then retry"],
         )
-    state.conclusions += [f"check {r.name} cannot run here and is not verified: {r.reason}" for r in set_aside]
+    state.notes.conclude(*(f"check {r.name} cannot run here and is not verified: {r.reason}" for r in set_aside))
     if setup.offline == FAILED:
-        state.conclusions.append(
+        state.notes.conclude(
             f"setup ran on the base commit's files; for the change to {', '.join(setup.changed_inputs)} it could not "
             f"run again without network ({setup.offline_problem}), so the environment is the base files'"
         )
-    state.good = {r.name: r.status for r in state.baseline.results}
-    state.environment_ok = True
+    state.checks.ready()
     state.stable = h.redact(stable_layer(contract, h.context.repo_map(h.config.repo_map_tokens), planning=planning))
     h.reporter.phase("steps")

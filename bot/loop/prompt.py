@@ -146,16 +146,16 @@ def relevant_code(h: Harness, state: RunState, failure: str, diff: str) -> str:
 def build_request(h: Harness, state: RunState, record: StepRecord) -> ModelRequest:
     """The next step's request; the context tokens per layer go into the step's record."""
     diff = state.change.diff()
-    failure = failure_text(state.latest)
+    failure = failure_text(state.checks.latest)
     focus = focus_layer(scope_note=state.scope_note, slices=relevant_code(h, state, failure, diff))
     volatile = volatile_layer(
         plan=state.plan,
         diff=diff,
         failure=failure,
-        last_results="\n\n".join(state.last_results),
+        last_results="\n\n".join(state.notes.last_results),
         limits=limits_left(h, state),
     )
-    history = history_layer(state.conclusions, state.ruled_out)
+    history = history_layer(state.notes.conclusions, state.notes.ruled_out)
     record.context_tokens = {
         "stable": estimate_tokens(state.stable),
         "volatile": estimate_tokens(focus + volatile),

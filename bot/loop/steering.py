@@ -26,10 +26,10 @@ def steer(h: Harness, state: RunState, run: CheckRun, action: ActionRecord) -> s
     j = judge(
         run,
         action.expectation,
-        good=state.good,
-        failures=state.failures,
+        good=state.checks.good,
+        failures=state.stalls.failures,
         max_retries=h.contract.budget.max_retries_same_failure,
-        narrowed=state.narrowed,
+        narrowed=state.stalls.narrowed,
     )
     if j.verdict == "keep":
         return keep_progress(h, state, run, action)
@@ -40,8 +40,8 @@ def steer(h: Harness, state: RunState, run: CheckRun, action: ActionRecord) -> s
 
 def count_failure(h: Harness, state: RunState, key: str, why: str, run: CheckRun | None = None) -> str:
     """One more time this failure came back: at the budget's limit, roll back and narrow (or hand off)."""
-    state.failures[key] = attempt = state.failures.get(key, 0) + 1
-    state.conclusions.append(f"step {state.steps}: still failing ({key}), attempt {attempt}")
+    attempt = state.stalls.failed(key)
+    state.notes.conclude(f"step {state.meter.steps}: still failing ({key}), attempt {attempt}")
     if attempt < h.contract.budget.max_retries_same_failure:
         return ""
     return roll_back_and_narrow(h, state, key, first_line(why) or key, run)
@@ -49,14 +49,15 @@ def count_failure(h: Harness, state: RunState, key: str, why: str, run: CheckRun
 
 def no_progress(h: Harness, state: RunState, what: str) -> str:
     """The model repeats itself without moving: a repeated failure at once (roll back and narrow, then hand off)."""
-    state.repeats = state.silent = 0
-    state.last_call = ""
-    state.conclusions.append(f"step {state.steps}: no progress: {what}")
-    return roll_back_and_narrow(h, state, f"no progress: {what}", what, state.latest, headline=f"no progress ({what})")
+    state.stalls.reset()
+    state.notes.conclude(f"step {state.meter.steps}: no progress: {what}")
+    return roll_back_and_narrow(
+        h, state, f"no progress: {what}", what, state.checks.latest, headline=f"no progress ({what})"
+    )
 
 
 def keep_progress(h: Harness, state: RunState, run: CheckRun, action: ActionRecord) -> str:
-    message = f"ai-fix step {state.steps}: " + "; ".join(state.attempt_edits or ["checks pass"])
+    message = f"ai-fix step {state.meter.steps}: " + "; ".join(state.notes.attempt_edits or ["checks pass"])
     try:
         sha = h.workspace.checkpoint(message, gate=state.gate)
     except PolicyViolation as exc:
@@ -68,11 +69,11 @@ def keep_progress(h: Harness, state: RunState, run: CheckRun, action: ActionReco
         h.reporter.say(f"checkpoint: not committed, written by the checks: {', '.join(dropped)}")
     if sha:
         action.checkpoint = Checkpoint.of(sha, h.workspace.commit_diff(sha), dropped)
-    state.good.update({r.name: r.status for r in run.results})
-    state.done += state.attempt_edits
+    state.checks.kept(run)
+    state.notes.kept()
+    state.stalls.forget_failures()
     passing = ", ".join(r.name for r in run.results if r.status == "pass")
-    state.conclusions.append(f"step {state.steps}: checks improved ({passing} pass); checkpoint {(sha or '')[:10]}")
-    state.attempt_edits, state.failures = [], {}
+    state.notes.conclude(f"step {state.meter.steps}: checks improved ({passing} pass); checkpoint {(sha or '')[:10]}")
     return "\nprogress kept as a checkpoint"
 
 
@@ -87,24 +88,27 @@ def roll_back_and_narrow(
 ) -> str:
     """The same failure came back: rule the approach out, keep it on the attempts branch, then roll back and
     narrow, or hand off if already narrowed."""
-    approach = "; ".join(state.attempt_edits) or "re-running the checks without a new change"
-    state.ruled_out.append(f"{approach} — still fails: {why}")
+    approach = "; ".join(state.notes.attempt_edits) or "re-running the checks without a new change"
+    state.notes.rule_out(approach, why)
+    state.stalls.forget_failures()
     h.workspace.keep_attempt(f"ai-fix attempt (rolled back): {approach}\n\nStill fails: {why}\n")
-    state.attempt_edits, state.failures = [], {}
-    if state.narrowed:
+    if state.stalls.narrowed:
         raise HandedOff(
             f"the same failure ({key}) came back after rolling back and narrowing the scope ({state.scope_note})"
         )
     h.workspace.rollback()
     state.gate.written.clear()  # those writes were rolled back
     state.change.forget()
-    state.latest = None
+    state.checks.rolled_back()
     area = failing_area(h, state, run) if run else []
-    if area:
-        state.gate = PatchGate.over(h.workspace, Scope(allow=area, deny=h.contract.scope.deny), h.contract.budget)
-        state.scope_note = "narrowed to the failing area: " + ", ".join(area)
-    state.narrowed = True
-    state.conclusions.append(f"step {state.steps}: rolled back to the last good checkpoint ({key}); {state.scope_note}")
+    gate = (
+        PatchGate.over(h.workspace, Scope(allow=area, deny=h.contract.scope.deny), h.contract.budget) if area else None
+    )
+    state.narrowed(gate, "narrowed to the failing area: " + ", ".join(area))
+    state.stalls.narrow()
+    state.notes.conclude(
+        f"step {state.meter.steps}: rolled back to the last good checkpoint ({key}); {state.scope_note}"
+    )
     h.reporter.say(f"policy: rolled back; {state.scope_note}")
     return (
         f"\n{headline}: the workspace was rolled back to the last good checkpoint and the scope is now "

@@ -45,7 +45,7 @@ NO_CALL = "your answer had no tool call; answer with one of the tools"
 def observe(state: RunState, record: StepRecord, action: ActionRecord) -> None:
     record.actions.append(action)
     result = "ok" if action.observation.ok else "error"
-    state.last_results.append(f"[{action.tool or 'answer'}] {result}: {action.observation.text}")
+    state.notes.result(f"[{action.tool or 'answer'}] {result}: {action.observation.text}")
 
 
 def rejected(
@@ -58,18 +58,13 @@ def rejected(
 def no_tool_call(h: Harness, state: RunState, record: StepRecord) -> None:
     """An answer without a tool call: told so; the third in a row is a repeated failure."""
     observe(state, record, ActionRecord(tool="", decision="malformed", observation=Observation(ok=False, text=NO_CALL)))
-    state.silent += 1
-    if state.silent >= NO_PROGRESS:
-        state.last_results.append(no_progress(h, state, f"{NO_PROGRESS} answers in a row without a tool call").strip())
+    if state.stalls.no_call() >= NO_PROGRESS:
+        state.notes.result(no_progress(h, state, f"{NO_PROGRESS} answers in a row without a tool call").strip())
 
 
 def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: StepRecord) -> None:
     """Run one tool call; every way it ends is observed, a RunEnded raised by `finish` or `ask_human` goes on."""
-    state.silent = 0
-    same = f"{call.name} {json.dumps(call.input, sort_keys=True)}"
-    state.repeats = state.repeats + 1 if same == state.last_call else 1
-    state.last_call = same
-    if state.repeats >= NO_PROGRESS:
+    if state.stalls.called(f"{call.name} {json.dumps(call.input, sort_keys=True)}") >= NO_PROGRESS:
         note = no_progress(h, state, f"the same {call.name} call {NO_PROGRESS} times in a row")
         return rejected(state, record, call, "refused", f"not run again: {note.strip()}")
     args = parse(call, TOOL_INPUTS)
@@ -131,7 +126,7 @@ def do_plan(h: Harness, state: RunState, args: PlanInput) -> Observation:
         reasons = "; ".join(d.reason for d in refused)
         return Observation(ok=False, text=f"plan refused, its impact leaves the scope: {reasons}; plan again")
     state.plan = Plan(steps=args.steps, impact=args.impact)
-    state.conclusions.append(
+    state.notes.conclude(
         f"planned {len(args.steps)} steps; expected to change {', '.join(args.impact) or 'nothing named'}"
     )
     h.reporter.say(f"plan: {len(args.steps)} steps, impact {', '.join(args.impact)}")
@@ -144,10 +139,10 @@ def do_edit(h: Harness, state: RunState, args: EditInput, intent: str) -> Observ
         what = f"{args.command} {args.path}" + (f" ({first_line(intent)})" if intent else "")
         if observation.ok:
             state.change.forget()
-            state.attempt_edits.append(what)
-            state.conclusions.append(f"step {state.steps}: {what}")
+            state.notes.edited(what)
+            state.notes.conclude(f"step {state.meter.steps}: {what}")
         else:
-            state.conclusions.append(f"step {state.steps}: {what} refused: {first_line(observation.text)}")
+            state.notes.conclude(f"step {state.meter.steps}: {what} refused: {first_line(observation.text)}")
         h.reporter.say(f"edit: {what}: {'ok' if observation.ok else 'refused'}")
     observation.text = h.redact(observation.text)
     return observation
@@ -165,7 +160,7 @@ def run_checks(h: Harness, state: RunState, names: list[str] | None, record: Ste
     h.workspace.put_back_unwritten(state.gate)  # only what the model wrote stays: not what the checks wrote
     state.change.forget()
     record.checks_s += h.clock() - began
-    state.latest = run
+    state.checks.ran(run)
     for r in run.results:
         h.reporter.say(f"checks: {r.name} {r.status}")
     return run
@@ -203,15 +198,16 @@ def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionReco
         note = steer(h, state, run, action)
         text = "finish refused: " + "; ".join(problems or ["no check could run"]) + "\n" + render_run(run) + note
         return Observation(ok=False, text=h.redact(text))
-    evidence = state.evidence = take_evidence(h, state, run, args.criteria)
-    h.trace.append(EvidenceRecord(step=state.steps, evidence=evidence))
+    evidence = take_evidence(h, state, run, args.criteria)
+    state.finish.shown(evidence)
+    h.trace.append(EvidenceRecord(step=state.meter.steps, evidence=evidence))
     if evidence.regressions:
         weakened = "; ".join(f"{r.test}: {r.why}" for r in evidence.regressions)
         key = "weakened tests: " + ", ".join(r.test for r in evidence.regressions)
         note = count_failure(h, state, key, weakened)
         text = f"finish refused: tests that ran on the base commit were weakened: {weakened}{note}"
         return Observation(ok=False, text=h.redact(text))
-    state.final, state.summary, state.risks = run, args.summary, args.risks
+    state.finish.claimed(run, args.summary, args.risks)
     if evidence.verified:
         action.observation = Observation(ok=True, text="verified: the checks pass and every criterion is shown")
         raise Accepted(
@@ -223,7 +219,6 @@ def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionReco
         raise Unverified(
             "no check could verify the change: the contract has none (add `checks:` to .github/ai-fix.yml)"
         )
-    if state.evidence_refusals == 0:
-        state.evidence_refusals += 1
+    if state.stalls.refuse_evidence():
         return Observation(ok=False, text=h.redact(f"finish refused, the change is not verified yet: {missing}"))
     raise Unverified(f"the checks pass, but not every criterion is shown: {missing}")

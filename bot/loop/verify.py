@@ -28,13 +28,15 @@ def request_text(h: Harness) -> str:
 def _base_run(h: Harness, state: RunState, base: str, names: list[str]) -> CheckRun:
     """The test checks at the evidence base: the baseline, or (later rounds) a run on the original base's code."""
     ws = h.workspace
-    if base == ws.base_sha and state.baseline is not None:
-        return state.baseline
-    if state.evidence_base_run is None:
-        h.reporter.say(f"evidence: running the test checks on the original base {base[:12]}")
-        with ws.laid_over(base):
-            state.evidence_base_run = h.checks.run(names, commit=base, changed_files=[], limit_s=time_left(h, state))
-    return state.evidence_base_run
+    if base == ws.base_sha and state.checks.baseline is not None:
+        return state.checks.baseline
+    if state.checks.evidence_base_run is not None:
+        return state.checks.evidence_base_run
+    h.reporter.say(f"evidence: running the test checks on the original base {base[:12]}")
+    with ws.laid_over(base):
+        run = h.checks.run(names, commit=base, changed_files=[], limit_s=time_left(h, state))
+    state.checks.base_ran(run)
+    return run
 
 
 def numbered(h: Harness, mapping: Sequence[CriterionMapping]) -> list[CriterionMapping]:

@@ -152,7 +152,7 @@ def test_history_is_compressed_by_the_small_model_and_the_stable_layer_never_cha
         ],
         history_tokens=10,
     )
-    loop.state.conclusions += [f"earlier finding number {i}. Details follow" for i in range(6)]
+    loop.state.notes.conclude(*(f"earlier finding number {i}. Details follow" for i in range(6)))
     result = loop.run()
     assert result.outcome == "accepted"
     compress = [r for r in model.requests if r.purpose == "compress"]
@@ -232,7 +232,7 @@ def test_the_wall_time_limit_is_checked_before_each_model_call(loop_parts) -> No
         budget_update={"max_wall_minutes": 2},
         clock=lambda: float(next(ticks)),
     )
-    assert loop.state.started == 0.0
+    assert loop.state.meter.started == 0.0
     result = loop.run()
     assert result.outcome == "handed_off" and "wall-time limit (2 min" in result.reason
     assert 0 < len(model.requests) < 10
