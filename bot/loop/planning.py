@@ -41,7 +41,7 @@ from bot.loop.records import (
 )
 from bot.loop.result import Cost
 from bot.loop.state import RunState
-from bot.loop.tools import NO_CALL, do_edit, do_search, observe, parse, rejected
+from bot.loop.tools import do_edit, do_search, no_call_action, observe, parse, rejected
 from bot.model.base import ModelRequest, ToolCall, estimate_tokens
 from bot.vocabulary import FAILED, HANDED_OFF, NEEDS_CLARIFICATION, PlanOutcome
 
@@ -112,11 +112,7 @@ class Planner:
             record.intent = response.text
             state.notes.new_step()
             if not response.tool_calls:
-                observe(
-                    state,
-                    record,
-                    ActionRecord(tool="", decision="malformed", observation=Observation(ok=False, text=NO_CALL)),
-                )
+                observe(state, record, no_call_action())
             for call in response.tool_calls:
                 self.act(call, record)
             self.read += state.notes.last_results

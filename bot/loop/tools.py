@@ -55,9 +55,14 @@ def rejected(
     observe(state, record, ActionRecord(tool=call.name, input=call.input, decision=decision, observation=observation))
 
 
+def no_call_action() -> ActionRecord:
+    """What an answer without a tool call is recorded as: malformed, and the model is told to call a tool."""
+    return ActionRecord(tool="", decision="malformed", observation=Observation(ok=False, text=NO_CALL))
+
+
 def no_tool_call(h: Harness, state: RunState, record: StepRecord) -> None:
     """An answer without a tool call: told so; the third in a row is a repeated failure."""
-    observe(state, record, ActionRecord(tool="", decision="malformed", observation=Observation(ok=False, text=NO_CALL)))
+    observe(state, record, no_call_action())
     if state.stalls.no_call() >= NO_PROGRESS:
         state.notes.result(no_progress(h, state, f"{NO_PROGRESS} answers in a row without a tool call").strip())
 
