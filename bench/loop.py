@@ -23,7 +23,7 @@ from bot.commands.toolkit import toolkit
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles
 from bot.loop.report import Silent
-from bot.loop.session import run_session
+from bot.loop.session import RunInput, run_session
 from bot.model.base import Usage
 from bot.model.replay import recorded_responses
 from bot.model.scripted import ScriptedModel, Turn
@@ -48,15 +48,10 @@ def one_run(root: Path, sandbox_kind: str) -> list[dict]:
     model = ScriptedModel(recorded_script())
     kit = toolkit(load_settings(work_dir=root / "work"), model=lambda _choice: model, sandbox=sandbox_kind)
     try:
-        result = run_session(
-            contract,
-            workspace,
-            kit,
-            repo=str(repo),
-            secrets=[],
-            trace_path=root / "trace.jsonl",
-            reporter=Silent(),
+        run = RunInput(
+            contract, workspace, repo=str(repo), secrets=[], trace_path=root / "trace.jsonl", reporter=Silent()
         )
+        result = run_session(run, kit)
     finally:
         workspace.remove()
     if result.outcome != "accepted":

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
-JobKind = Literal["issue", "retry", "review", "ci", "rebase", "scan"]
-"""`scan`: a base-branch push or a commit status, resolved to the ai-fix pull requests it concerns (no issue)."""
+from bot.vocabulary import WorkKind
 
 WRITE_PERMISSIONS: frozenset[str] = frozenset({"admin", "maintain", "write"})
 """Roles whose words are instructions (and who may trigger ai-fix); everyone else's text is data."""
@@ -36,7 +33,7 @@ class Snapshot(BaseModel):
     """"owner/name"."""
     number: int
     """The issue number (for retry and review jobs: the issue the PR fixes, else the PR)."""
-    kind: JobKind
+    kind: WorkKind
     installation_id: int | None = None
     clone_url: str = ""
     default_branch: str = "main"

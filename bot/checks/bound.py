@@ -14,6 +14,7 @@ from bot.checks.runner import deadline, run_baseline, run_checks, run_selected
 from bot.checks.setup import prepare_environment
 from bot.contract.models import TaskContract
 from bot.sandbox.base import Sandbox
+from bot.vocabulary import FAILED
 
 
 class SandboxChecks:
@@ -86,7 +87,7 @@ class Unavailable:
         self.reason = reason
 
     def setup(self, *, offline: bool = False) -> SetupReport:
-        return SetupReport(status="failed", problem=self.reason)
+        return SetupReport(status=FAILED, problem=self.reason)
 
     def baseline(self, commit: str, *, limit_s: float | None = None) -> CheckRun:
         return CheckRun(commit=commit)

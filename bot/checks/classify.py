@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 
-from bot.checks.models import CheckStatus, TestCase
+from bot.checks.models import TestCase
 from bot.contract.models import SandboxConfig
 from bot.sandbox.base import ExecResult
+from bot.vocabulary import CheckStatus
 
 _PROCESS_LIMIT = re.compile(
     r"Cannot fork|fork: (?:retry: )?Resource temporarily unavailable|can't start new thread"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from bot.checks.models import TestCase, TestStatus
+from bot.checks.models import TestCase
 from bot.checks.traceback import relative
+from bot.vocabulary import SKIPPED, TestStatus
 
 MESSAGE_CAP = 2000
 
@@ -32,7 +33,7 @@ def parse_junit(xml: bytes, *, workdir: str = "") -> list[TestCase]:
     return cases
 
 
-_OUTCOMES: tuple[tuple[str, TestStatus], ...] = (("failure", "fail"), ("error", "error"), ("skipped", "skipped"))
+_OUTCOMES: tuple[tuple[str, TestStatus], ...] = (("failure", "fail"), ("error", "error"), (SKIPPED, SKIPPED))
 
 
 def _status(case: ET.Element) -> TestStatus:
@@ -48,7 +49,7 @@ def _message(case: ET.Element) -> str:
         if node is not None:
             text = (node.text or "").strip() or node.get("message", "")
             return text[:MESSAGE_CAP]
-    skipped = case.find("skipped")
+    skipped = case.find(SKIPPED)
     return (skipped.get("message", "") if skipped is not None else "")[:MESSAGE_CAP]
 
 

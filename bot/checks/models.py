@@ -6,8 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-CheckStatus = Literal["pass", "fail", "error", "timeout", "killed", "flaky", "not_run"]
-TestStatus = Literal["pass", "fail", "error", "skipped"]
+from bot.vocabulary import FAILED, CheckStatus, OfflineSetup, SetupStatus, TestStatus
 
 
 class TestCase(BaseModel):
@@ -61,7 +60,7 @@ class CheckRun(BaseModel):
 class SetupReport(BaseModel):
     """How the job's environment was prepared: its setup commands run, a snapshot of them reused, or neither."""
 
-    status: Literal["none", "ran", "reused", "failed"]
+    status: SetupStatus
     origin: Literal["config", "detected"] = "config"
     commands: int = 0
     """How many setup commands ran (or the snapshot stands for)."""
@@ -74,7 +73,7 @@ class SetupReport(BaseModel):
     """The commit whose files setup ran on, when the tree held the model's files (a later round's branch)."""
     changed_inputs: list[str] = Field(default_factory=list)
     """Setup inputs the model's change touched: setup ran again on the tree's own files, without network."""
-    offline: Literal["", "ran", "failed"] = ""
+    offline: OfflineSetup = ""
     """How that second, offline run went ("" when there was none)."""
     offline_problem: str = ""
     failed_command: str = ""
@@ -91,7 +90,7 @@ class SetupReport(BaseModel):
     @property
     def guess_failed(self) -> bool:
         """A detected setup failed: the run goes on without it and the baseline decides."""
-        return self.status == "failed" and self.origin == "detected"
+        return self.status == FAILED and self.origin == "detected"
 
     def describe(self) -> str:
         """One line for the log, the job's events and the progress comment."""
@@ -107,7 +106,7 @@ class SetupReport(BaseModel):
                 f"the guessed setup failed after {took}{where}: {self.problem}; "
                 "going on with the checks in the environment as it was"
             )
-        elif self.status == "failed":
+        elif self.status == FAILED:
             return f"failed after {took}{where}: {self.problem}"
         else:
             saved = f"; snapshot saved as {self.snapshot}" if self.snapshot else ""
@@ -116,7 +115,7 @@ class SetupReport(BaseModel):
         inputs = ", ".join(self.changed_inputs)
         if self.offline == "ran":
             line += f"; ran again without network for the change to {inputs}"
-        elif self.offline == "failed":
+        elif self.offline == FAILED:
             line += (
                 f"; running again without network for the change to {inputs} failed ({self.offline_problem}), "
                 "so the checks use the environment of the base commit's files"

@@ -26,6 +26,7 @@ from bot.markdown import first_line
 from bot.redact import redact
 from bot.sandbox.base import Sandbox
 from bot.secrets import REPOS_SUFFIX, SETUP_SECRET_PREFIX
+from bot.vocabulary import FAILED
 
 KEY_VERSION = "ai-fix setup 1"
 """Bump when what a snapshot holds changes, so older snapshots are not reused."""
@@ -106,7 +107,7 @@ def prepare_environment(
             f"the repositories each secret goes to in {variables} (owner/repo or owner/*, comma-separated); "
             "nothing was passed to setup"
         )
-        return base.model_copy(update={"status": "failed", "problem": problem})
+        return base.model_copy(update={"status": FAILED, "problem": problem})
     if not offline and (snapshot := sandbox.restore_setup()) is not None:
         return base.model_copy(
             update={"status": "reused", "snapshot": snapshot, "duration_s": time.monotonic() - began}
@@ -115,7 +116,7 @@ def prepare_environment(
     if missing:
         names = ", ".join(f"{SETUP_SECRET_PREFIX}{n}" for n in missing)
         problem = f"the setup secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} (setup_secrets in .github/ai-fix.yml) {'are' if len(missing) > 1 else 'is'} not provided; set {names} on the ai-fix host"
-        return base.model_copy(update={"status": "failed", "problem": problem})
+        return base.model_copy(update={"status": FAILED, "problem": problem})
     before = set(_walk(sandbox.workspace, into_dependencies=True))
     results = run_setup(sandbox, commands, env=None if offline else env, network=not offline)
     took = time.monotonic() - began
@@ -131,7 +132,7 @@ def prepare_environment(
         problem = f"setup command `{command}` failed (exit {last.exit_code}): {why}"
         failed = base.model_copy(
             update={
-                "status": "failed",
+                "status": FAILED,
                 "problem": problem,
                 "duration_s": took,
                 "failed_command": command,

@@ -6,8 +6,9 @@ import hashlib
 import re
 
 from bot.checks.classify import tests_failed
-from bot.checks.models import CheckStatus, TestCase
+from bot.checks.models import TestCase
 from bot.checks.traceback import error_types, frames, in_project, normalize
+from bot.vocabulary import CheckStatus
 
 TAIL_LINES = 15
 _NUMBERS = re.compile(r"\d+")

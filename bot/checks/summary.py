@@ -6,9 +6,10 @@ import re
 from collections.abc import Collection, Iterable
 
 from bot.checks.classify import tests_failed
-from bot.checks.models import CheckStatus, TestCase
+from bot.checks.models import TestCase
 from bot.checks.traceback import ANSI, Frame, error_types, frames, in_project, relative_paths
 from bot.redact import redact
+from bot.vocabulary import CheckStatus
 
 MAX_TESTS = 10
 MAX_ERROR_LINES = 12

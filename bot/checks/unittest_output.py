@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
-from bot.checks.models import TestCase, TestStatus
+from bot.checks.models import TestCase
 from bot.checks.traceback import frames, relative_paths
+from bot.vocabulary import SKIPPED, TestStatus
 
 MESSAGE_CAP = 2000
 
@@ -67,7 +68,7 @@ def parse_unittest(output: str, *, command: str, workdir: str = "") -> list[Test
     for m in _RESULT.finditer(output):
         name, where, outcome = m.group("name"), m.group("where"), m.group("outcome")
         test_id, file = _identify(name, where, top)
-        status: TestStatus = _STATUS.get(outcome, "skipped")
+        status: TestStatus = _STATUS.get(outcome, SKIPPED)
         body = details.get((name, where), "")
         line = next((f.line for f in frames(body, workdir) if f.path == file), None)
         message = relative_paths(_message(body), workdir) if status in ("fail", "error") else ""

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from bot.ci.models import NO_CI_FIX_LABEL, CiNote, CiRecord, FailedCheck, HeadCi, NoteKind, Rerun
 from bot.contract.models import CiConfig
+from bot.vocabulary import FAILED
 
 
 class PullFacts(BaseModel):
@@ -120,7 +121,7 @@ def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Dec
         run = ci.run(rerun.run_id)
         if rerun.outcome != "requested" or rerun.head_sha != head or run is None or run.status != "completed":
             continue
-        rerun.outcome = "passed" if run.conclusion == "success" else "failed"
+        rerun.outcome = "passed" if run.conclusion == "success" else FAILED
         if rerun.outcome == "passed":
             note("flaky", f"`{rerun.name}` failed on {_short(head)} and passed when re-run: flaky, no round needed")
     if pr.awaiting == head and head not in record.reported and not ci.pending:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from bot.markers import hidden_record, read_hidden_record
+from bot.vocabulary import RerunOutcome
 
 FAILING = frozenset({"failure", "timed_out"})
 """Check conclusions that start a round (a commit status's `failure` and `error` count too)."""
@@ -65,7 +66,7 @@ class Rerun(BaseModel):
     run_id: int
     name: str
     head_sha: str
-    outcome: Literal["requested", "passed", "failed", "refused"] = "requested"
+    outcome: RerunOutcome = "requested"
     """`refused`: GitHub would not re-run it (403), so the job went on without a re-run."""
 
 

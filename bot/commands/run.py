@@ -24,14 +24,14 @@ from bot.errors import ConfigError
 from bot.loop.planning import PlanResult
 from bot.loop.preflight import clarification_reason
 from bot.loop.records import EndRecord
-from bot.loop.report import PHASE_WORDS, Phase
 from bot.loop.result import RunResult
-from bot.loop.session import ModelOpener, plan_session, run_session
+from bot.loop.session import ModelOpener, RunInput, plan_session, run_session
 from bot.loop.trace import Trace
 from bot.model.routing import choose_model
 from bot.redact import redact, redact_json
 from bot.secrets import held_secrets
 from bot.settings import Settings, load_settings
+from bot.vocabulary import NEEDS_CLARIFICATION, RUN_PHASE_WORDS, RunPhase
 from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
 from bot.workspace.stale import claim, clear_dead_runs
@@ -80,8 +80,8 @@ class LineReporter:
     def __init__(self, say: Callable[[str], None]) -> None:
         self.say = say
 
-    def phase(self, phase: Phase) -> None:
-        self.say(f"phase: {PHASE_WORDS[phase]}")
+    def phase(self, phase: RunPhase) -> None:
+        self.say(f"phase: {RUN_PHASE_WORDS[phase]}")
 
     def setup(self, report: SetupReport) -> None:
         self.say(f"setup: {report.describe()}")
@@ -152,10 +152,10 @@ def execute(
     say = printer(stream, label)
     local = Local(markdown, repo, out, settings=settings, say=say)
     contract, secrets = local.contract, local.secrets
-    if contract.status == "needs_clarification":
+    if contract.status == NEEDS_CLARIFICATION:
         # No branch, sandbox or model turn for a task that cannot start; the contract says what is missing.
         reason = clarification_reason(contract.missing)
-        result = RunResult(outcome="needs_clarification", reason=reason, contract=contract)
+        result = RunResult(outcome=NEEDS_CLARIFICATION, reason=reason, contract=contract)
         Trace(out / "trace.jsonl", secrets).append(
             EndRecord(outcome=result.outcome, reason=result.reason, steps=0, head_sha="")
         )
@@ -170,10 +170,9 @@ def execute(
     with local.workspace(branch_name(None, contract.title)) as workspace:
         if viewable:
             say(f"follow the run in a browser: ai-fix view {out / 'trace.jsonl'}")
-        result = run_session(
+        run = RunInput(
             contract,
             workspace,
-            toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind),
             repo=str(repo),
             secrets=secrets,
             trace_path=out / "trace.jsonl",
@@ -181,6 +180,7 @@ def execute(
             model_override=model_name,
             loop_settings=loop_settings,
         )
+        result = run_session(run, toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind))
     write_outputs(result, out, secrets)
     cost = "unknown" if result.cost.usd is None else f"${result.cost.usd:.4f}"
     say(
@@ -205,22 +205,22 @@ def plan_only(
     say = printer(stream, "")
     local = Local(markdown, repo, out, settings=settings, say=say)
     contract = local.contract
-    if contract.status == "needs_clarification":
+    if contract.status == NEEDS_CLARIFICATION:
         reason = clarification_reason(contract.missing)
         say(f"done: needs_clarification: {reason}")
-        return PlanResult(outcome="needs_clarification", reason=reason)
+        return PlanResult(outcome=NEEDS_CLARIFICATION, reason=reason)
     opened = model(choose_model(contract, settings.model, settings.small_model, override=model_name))
     with local.workspace(branch_name(None, contract.title) + "-plan", keep_branch=False) as workspace:
-        result = plan_session(
+        run = RunInput(
             contract,
             workspace,
-            toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind),
             repo=str(repo),
             secrets=local.secrets,
             trace_path=out / "trace.jsonl",
             reporter=LineReporter(say),
             model_override=model_name,
         )
+        result = plan_session(run, toolkit(settings, model=lambda _choice: opened, sandbox=sandbox_kind))
     for line in describe_plan(result):
         say(line)
     if result.proposal is not None:

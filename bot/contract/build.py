@@ -32,6 +32,7 @@ from bot.contract.sections import HEADINGS, IssueSections, parse_sections
 from bot.contract.setup import detect_setup
 from bot.errors import ConfigError
 from bot.snapshot import WRITE_PERMISSIONS, Comment, Snapshot
+from bot.vocabulary import NEEDS_CLARIFICATION
 
 CONVENTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
 MAX_CONVENTION_CHARS = 20_000
@@ -275,7 +276,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
     local = snapshot.number == 0
     taken = snapshot.taken_at or (now or datetime.now(UTC)).isoformat()
     return TaskContract(
-        status="needs_clarification" if blocking else "ready",
+        status=NEEDS_CLARIFICATION if blocking else "ready",
         missing=missing,
         kind=kind,
         title=title,

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bot.contract.approach import Approval, ApprovedApproach
+from bot.vocabulary import ContractReadiness, RunKind
 
 ALWAYS_DENIED: tuple[str, ...] = (
     ".git/**",
@@ -117,7 +118,7 @@ class Provenance(BaseModel):
     repo: str = ""
     """"owner/name", or the local path in local mode."""
     number: int | None = None
-    kind: Literal["issue", "retry", "review", "ci", "rebase", "scan", "local"] = "local"
+    kind: RunKind = "local"
     sender: str | None = None
     sender_permission: str | None = None
     author: str | None = None
@@ -140,7 +141,7 @@ class Conventions(BaseModel):
 
 
 class TaskContract(BaseModel):
-    status: Literal["ready", "needs_clarification"]
+    status: ContractReadiness
     missing: list[str] = Field(default_factory=list)
     """What the task lacks: acceptance criteria or a scope (then it cannot start), or checks (then nothing can
     verify it: a run ends `unverified` at best)."""

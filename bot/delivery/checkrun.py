@@ -11,6 +11,7 @@ from bot.delivery.plan import approach_line
 from bot.delivery.render import OUTCOME_WORDS, passing_checks, status, transitions
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
+from bot.vocabulary import ACCEPTED, FAILED, HANDED_OFF, NEEDS_CLARIFICATION, UNVERIFIED
 
 CHECK_NAME = "ai-fix"
 TEXT_LIMIT = 65_535
@@ -19,11 +20,11 @@ ANNOTATIONS_PER_REQUEST = 50
 
 Conclusion = Literal["success", "neutral", "failure", "action_required"]
 CONCLUSIONS: dict[str, Conclusion] = {
-    "accepted": "success",
-    "unverified": "neutral",
-    "handed_off": "failure",
-    "failed": "failure",
-    "needs_clarification": "action_required",
+    ACCEPTED: "success",
+    UNVERIFIED: "neutral",
+    HANDED_OFF: "failure",
+    FAILED: "failure",
+    NEEDS_CLARIFICATION: "action_required",
 }
 
 

@@ -17,10 +17,11 @@ from bot.errors import GitHubError
 from bot.github.client import Refused, RepoClient, calling
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker, marker
 from bot.redact import RedactionError, safe_outgoing
+from bot.vocabulary import FAILED, HANDED_OFF, UNVERIFIED
 
 HANDOFF_LABEL = "ai-fix:handoff"
 UNVERIFIED_LABEL = "ai-fix:unverified"
-OUTCOME_LABELS = {"handed_off": HANDOFF_LABEL, "failed": HANDOFF_LABEL, "unverified": UNVERIFIED_LABEL}
+OUTCOME_LABELS = {HANDED_OFF: HANDOFF_LABEL, FAILED: HANDOFF_LABEL, UNVERIFIED: UNVERIFIED_LABEL}
 """The label a PR carries for each outcome that is not a verified fix; an accepted PR carries neither."""
 REPLY_KIND = "reply"
 

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field, ValidationError
 
 from bot.ci.models import CiRecord, CiRound
-from bot.loop.result import Cost, Outcome, RunResult
+from bot.loop.result import Cost, RunResult
 from bot.markers import hidden_record, read_hidden_record
-from bot.snapshot import JobKind
-
-Phase = Literal["contract", "plan", "baseline", "round", "checks", "pull_request"]
-PHASES: tuple[Phase, ...] = ("contract", "plan", "baseline", "round", "checks", "pull_request")
+from bot.vocabulary import CommentPhase, Outcome, WorkKind
 
 
 class RoundRecord(BaseModel):
     """One finished round on a PR: the first run, a `/agent retry` or a review."""
 
     n: int
-    kind: JobKind
+    kind: WorkKind
     outcome: Outcome
     reason: str
     head_sha: str = ""
@@ -41,8 +36,8 @@ class Progress(BaseModel):
     rounds: list[RoundRecord] = Field(default_factory=list)
     """Rounds already finished, oldest first."""
     round_n: int = 1
-    round_kind: JobKind = "issue"
-    current: Phase | None = "contract"
+    round_kind: WorkKind = "issue"
+    current: CommentPhase | None = "contract"
     """The phase under way; None once the job is over."""
     pr_url: str = ""
     setup: str = ""
@@ -86,7 +81,7 @@ def read_rounds(body: str | None) -> list[RoundRecord]:
         return []
 
 
-def record_round(result: RunResult, *, n: int, kind: JobKind, ci: CiRound | None = None) -> RoundRecord:
+def record_round(result: RunResult, *, n: int, kind: WorkKind, ci: CiRound | None = None) -> RoundRecord:
     """What later rounds and the PR body keep of a finished round."""
     return RoundRecord(
         n=n,

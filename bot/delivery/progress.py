@@ -5,44 +5,29 @@ from __future__ import annotations
 
 from bot.ci.models import CiRecord
 from bot.delivery.links import run_link
-from bot.delivery.models import PHASES, Phase, Progress
+from bot.delivery.models import Progress
 from bot.delivery.render import OUTCOME_WORDS
 from bot.markdown import inert_line
 from bot.markers import PROGRESS_KIND, marker
+from bot.vocabulary import COMMENT_PHASE_WORDS, COMMENT_PHASES, KIND_WORDS
 
-KIND_WORDS = {
-    "issue": "first run",
-    "retry": "`/agent retry`",
-    "review": "review",
-    "ci": "CI fix",
-    "rebase": "merge of the base branch",
-    "scan": "base-branch check",
-}
 CI_SECTION = "<!-- ai-fix:ci-notes -->"
 CI_SECTION_END = "<!-- /ai-fix:ci-notes -->"
-PHASE_WORDS: dict[Phase, str] = {
-    "contract": "Task contract",
-    "plan": "Plan: two approaches, one approved by a maintainer",
-    "baseline": "Baseline checks on the base commit",
-    "round": "Round",
-    "checks": "Contract checks on the change",
-    "pull_request": "Pull request",
-}
 
 
 def render_progress(progress: Progress) -> str:
     """Done phases ticked, the current one in bold (⏳, or ❌ where a run stopped), the PR link, the outcome with
     what was not verified, the handoff, then the contract."""
-    current = PHASES.index(progress.current) if progress.current else len(PHASES)
+    current = COMMENT_PHASES.index(progress.current) if progress.current else len(COMMENT_PHASES)
     lines = [marker(PROGRESS_KIND, progress.issue_number), "### ai-fix progress", ""]
     for r in progress.rounds:
         lines.append(
             f"- [x] Round {r.n} ({KIND_WORDS[r.kind]}): {r.outcome}" + (f" at {r.head_sha[:7]}" if r.head_sha else "")
         )
-    for i, phase in enumerate(PHASES):
+    for i, phase in enumerate(COMMENT_PHASES):
         if phase == "plan" and not (progress.plan or progress.current == "plan"):
             continue
-        words = PHASE_WORDS[phase]
+        words = COMMENT_PHASE_WORDS[phase]
         if phase == "round":
             words = f"Round {progress.round_n} ({KIND_WORDS[progress.round_kind]})"
         if phase == "pull_request" and i < current and progress.outcome and not progress.pr_url:

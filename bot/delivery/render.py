@@ -25,7 +25,7 @@ from bot.delivery.plan import approach_line
 from bot.loop.result import Cost, RunResult
 from bot.markdown import code_block, code_span, inert_line, inert_quote
 from bot.markers import PR_KIND, marker
-from bot.snapshot import JobKind
+from bot.vocabulary import ACCEPTED, FAILED, HANDED_OFF, NEEDS_CLARIFICATION, UNVERIFIED, WorkKind
 
 BODY_LIMIT = 65_536
 """GitHub refuses PR bodies and comments longer than this many characters."""
@@ -41,14 +41,14 @@ STATUS_ICONS = {
 }
 
 OUTCOME_WORDS = {
-    "accepted": "✅ **Accepted**: the checks pass, every acceptance criterion is shown by evidence ai-fix produced "
+    ACCEPTED: "✅ **Accepted**: the checks pass, every acceptance criterion is shown by evidence ai-fix produced "
     "(a test that fails on the base commit and passes after the change), and the change is inside the contract's "
     "scope and limits.",
-    "unverified": "🔍 **Unverified**: the checks pass, but ai-fix could not show every acceptance criterion met; "
+    UNVERIFIED: "🔍 **Unverified**: the checks pass, but ai-fix could not show every acceptance criterion met; "
     "the change is kept as a draft, not vouched for. What is missing is under *Not verified*.",
-    "handed_off": "🤝 **Handed off**: the change is not finished; what was done and what is left are under *Handoff*.",
-    "failed": "💥 **Failed**: the run stopped on an error outside the task.",
-    "needs_clarification": "❓ **Needs clarification**: the task cannot be checked as written.",
+    HANDED_OFF: "🤝 **Handed off**: the change is not finished; what was done and what is left are under *Handoff*.",
+    FAILED: "💥 **Failed**: the run stopped on an error outside the task.",
+    NEEDS_CLARIFICATION: "❓ **Needs clarification**: the task cannot be checked as written.",
 }
 
 
@@ -93,7 +93,7 @@ def render_pr_body(
     *,
     issue_number: int | None,
     rounds: Sequence[RoundRecord] = (),
-    kind: JobKind = "issue",
+    kind: WorkKind = "issue",
     log_chars: int = 3000,
     run_url: str = "",
     ci: CiRound | None = None,

@@ -13,13 +13,14 @@ from collections.abc import Sequence
 from statistics import fmean
 
 from bot.eval.models import CLASSES, Class, HiddenResult, Rate, Summary, TaskRecord, Tokens
+from bot.vocabulary import ACCEPTED, HANDED_OFF, NEEDS_CLARIFICATION, UNVERIFIED
 
-TAKEOVER = ("unverified", "handed_off", "needs_clarification")
+TAKEOVER = (UNVERIFIED, HANDED_OFF, NEEDS_CLARIFICATION)
 Z95 = 1.959964
 
 
 def classify(outcome: str, hidden: HiddenResult) -> Class:
-    if outcome == "accepted":
+    if outcome == ACCEPTED:
         return "automatic" if hidden.resolved else "incorrect"
     return "partial" if hidden.resolved or hidden.some_fixed else "refused"
 

@@ -18,9 +18,10 @@ from bot.checks.runner import run_check, run_setup
 from bot.checks.selection import runs_tests, selected_command
 from bot.contract.models import Check, SandboxConfig, TaskContract
 from bot.eval.gitrepo import git, patched_paths
-from bot.eval.models import HiddenResult, TestState
+from bot.eval.models import HiddenResult
 from bot.eval.tasks import EvalTask
 from bot.sandbox.base import Sandbox, SandboxJob
+from bot.vocabulary import SKIPPED, TestState
 from bot.workspace.gitcmd import WorkspaceError
 
 HIDDEN_TIMEOUT = 900
@@ -50,7 +51,7 @@ def state_of(wanted: str, result: CheckResult) -> TestState:
     ]
     if not matches:
         return "not_run"
-    for status in ("error", "fail", "skipped"):
+    for status in ("error", "fail", SKIPPED):
         if any(t.status == status for t in matches):
             return status
     return "pass"

@@ -6,10 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.vocabulary import TestState
+
 Class = Literal["automatic", "incorrect", "partial", "refused", "error"]
 CLASSES: tuple[Class, ...] = ("incorrect", "automatic", "partial", "refused")
 """The classes of a run, the dangerous one first (the order of every table and chart)."""
-TestState = Literal["pass", "fail", "error", "skipped", "not_run"]
 
 
 class HiddenResult(BaseModel):

@@ -21,7 +21,6 @@ from bot.contract.globs import glob_match
 from bot.contract.models import Criterion, TaskContract
 from bot.evidence.markers import added_markers
 from bot.evidence.models import (
-    BaseStatus,
     CriterionEvidence,
     CriterionMapping,
     Evidence,
@@ -31,6 +30,7 @@ from bot.evidence.models import (
     ReproTest,
 )
 from bot.markdown import first_line
+from bot.vocabulary import SKIPPED, BaseStatus
 
 FAILED = ("fail", "error")
 RAN = ("pass", "fail", "error")
@@ -187,9 +187,9 @@ def _gone(base: Tests, after: Tests, run: CheckRun) -> list[Regression]:
         if a is None and reported is not None and reported.tests:
             why = "it ran on the base commit and no longer runs (deleted or renamed away)"
             out.append(Regression(test=test_id, check=check, base=b.status, after="missing", why=why))
-        elif a is not None and a[1].status == "skipped":
+        elif a is not None and a[1].status == SKIPPED:
             why = "it ran on the base commit and is skipped now (a skip or xfail marker)"
-            out.append(Regression(test=test_id, check=check, base=b.status, after="skipped", why=why))
+            out.append(Regression(test=test_id, check=check, base=b.status, after=SKIPPED, why=why))
     return out
 
 

@@ -7,9 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bot.contract.models import Criterion
+from bot.vocabulary import BaseStatus
 
 ReproStatus = Literal["verified", "missing", "passes_on_base", "fails_after", "not_collected_on_base"]
-BaseStatus = Literal["pass", "fail", "error", "skipped", "not_collected", "not_run"]
 
 
 class ReproTest(BaseModel):

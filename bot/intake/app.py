@@ -24,12 +24,13 @@ from bot.intake.metrics import CiCounts, Metrics
 from bot.intake.webhook import MAX_BODY, WebhookEndpoint, WebhookFirst
 from bot.intake.writer import IntakeWriter
 from bot.queue.health import BACKLOG_SECONDS, delivery_backlog, event_counts, job_counts, queue_figures
-from bot.queue.models import Job, JobStatus
+from bot.queue.models import Job
 from bot.queue.store import Store
 from bot.secrets import held_secrets
 from bot.settings import Settings
 from bot.viewer.links import admin_ok
 from bot.viewer.routes import run_routes
+from bot.vocabulary import JobStatus
 
 _TASK_ID = re.compile(r"[0-9]{1,18}")
 """A task id as the path gives it: ASCII digits only, within the database's 64-bit integers."""

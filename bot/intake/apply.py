@@ -18,6 +18,7 @@ from bot.intake.triggers import Decision, InstallationChange, LabelRemoved, Trig
 from bot.queue.database import Conn, is_outage, savepoint
 from bot.queue.models import MAX_DELIVERY_FAILURES, Trigger
 from bot.queue.store import Store
+from bot.vocabulary import ACCEPTED
 
 log = logging.getLogger(__name__)
 
@@ -156,9 +157,9 @@ def apply_delivery(store: Store, conn: Conn, item: Incoming, *, defer: bool = Fa
     if work is None:
         return Ack(decision.outcome, getattr(decision, "reason", ""))
     if defer:
-        return Ack("accepted")
+        return Ack(ACCEPTED)
     # Applied now; if that fails, it is stored and left for the processor, which tries it again.
-    return _process(store, conn, event.delivery_id, lambda: decision, item.received_at) or Ack("accepted")
+    return _process(store, conn, event.delivery_id, lambda: decision, item.received_at) or Ack(ACCEPTED)
 
 
 def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> list[Ack | Exception]:

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from bot.queue.health import QueueFigures
+from bot.vocabulary import UNVERIFIED_EVENT
 
 BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Seconds; GitHub gives up after 10 s."""
@@ -28,7 +29,7 @@ LABELLED_EVENTS = frozenset(
         "workflow_run",
         "status",
         "push",
-        "unverified",
+        UNVERIFIED_EVENT,
     }
 )
 """Events counted under their own name; the rest under "other", so made-up names cannot grow /metrics."""

@@ -22,6 +22,7 @@ from bot.intake.signature import InvalidSignature, verify_signature
 from bot.intake.triggers import decide
 from bot.intake.writer import IntakeWriter
 from bot.settings import Settings
+from bot.vocabulary import UNVERIFIED_EVENT
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +32,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 MAX_BODY = 25 * 1024 * 1024
 """GitHub caps payloads at 25 MB; anything larger is not from GitHub."""
-UNVERIFIED = "unverified"
-"""The metrics' event label for deliveries whose signature was not checked or failed."""
 
 
 class TooLarge(Exception):
@@ -93,7 +92,7 @@ class WebhookEndpoint:
         except TooLarge:
             status, event, outcome, answer = (
                 413,
-                UNVERIFIED,
+                UNVERIFIED_EVENT,
                 "too_large",
                 {"error": f"payload larger than {self.max_body} bytes"},
             )
@@ -117,7 +116,7 @@ class WebhookEndpoint:
         try:
             verify_signature(body, headers.get("x-hub-signature-256"), self.secret)
         except InvalidSignature as exc:
-            return 401, UNVERIFIED, "unauthorized", {"error": str(exc)}
+            return 401, UNVERIFIED_EVENT, "unauthorized", {"error": str(exc)}
         try:
             event = parse_event(headers, body)
         except MalformedDelivery as exc:

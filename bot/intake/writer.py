@@ -32,6 +32,7 @@ from bot.errors import StoreUnavailable
 from bot.intake.apply import Ack, Incoming, apply_batch, process_pending
 from bot.queue.health import check_write
 from bot.queue.store import Store
+from bot.vocabulary import ACCEPTED
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +183,7 @@ class IntakeWriter:
         except Exception as exc:  # the event loop must outlive a bug or a broken store: refuse (503), never hang
             log.exception("could not store %d deliveries", len(batch))
             results = [StoreUnavailable(f"could not store the delivery ({exc.__class__.__name__})")] * len(batch)
-        self._pending = self._pending or any(isinstance(r, Ack) and r.outcome == "accepted" for r in results)
+        self._pending = self._pending or any(isinstance(r, Ack) and r.outcome == ACCEPTED for r in results)
         self._last_commit = time.monotonic()
         self._uncheckpointed += len(batch)
         return results

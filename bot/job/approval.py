@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from typing import Literal, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -23,21 +23,16 @@ from bot.delivery.models import Progress
 from bot.delivery.plan import PlanView, render_plan
 from bot.job.paths import trace_file
 from bot.loop.planning import PlanResult
-from bot.loop.report import Phase as LoopPhase
-from bot.loop.result import Cost, Outcome
-from bot.loop.session import Toolkit, plan_session
+from bot.loop.result import Cost
+from bot.loop.session import RunInput, Toolkit, plan_session
 from bot.queue.models import PlanAnswer
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
+from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, Outcome, RunPhase, plan_end_status
 from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
 
 DAY = 86_400.0
-ENDS: dict[str, Literal["failed", "needs_clarification", "handed_off"]] = {
-    "failed": "failed",
-    "needs_clarification": "needs_clarification",
-}
-"""How a planning phase without a proposal ends the job (anything else: handed off)."""
 
 
 class PlanRound(BaseModel):
@@ -85,7 +80,7 @@ class PlanReporter:
     def __init__(self, ctx: JobContext) -> None:
         self.ctx = ctx
 
-    def phase(self, phase: LoopPhase) -> None:
+    def phase(self, phase: RunPhase) -> None:
         self.ctx.record("phase", phase=f"planning: {phase}")
         self.ctx.checkpoint()
 
@@ -125,10 +120,10 @@ class ApprovalStage:
         if s.approved is not None:
             return s.approved
         if s.cancelled:
-            return JobOutcome(status="cancelled", reason=s.cancelled)
+            return JobOutcome(status=CANCELLED, reason=s.cancelled)
         n = s.rounds[-1].revision
         return JobOutcome(
-            status="awaiting_approval",
+            status=AWAITING_APPROVAL,
             reason=f"plan {n} posted; waiting for /agent approve, revise or stop",
             until=s.deadline,
             data={"revision": n, "until": s.deadline},
@@ -173,14 +168,17 @@ class ApprovalStage:
         token = self.ctx.github.token.get_secret_value()
         ws = Workspace.clone(snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token)
         try:
-            result = plan_session(
+            run = RunInput(
                 self.contract,
                 ws,
-                self.host.kit,
                 repo=snap.repo,
                 secrets=self.host.secrets(),
                 trace_path=trace_file(root),
                 reporter=PlanReporter(self.ctx),
+            )
+            result = plan_session(
+                run,
+                self.host.kit,
                 feedback=feedback,
                 earlier=s.rounds[-1].proposal if s.rounds else None,
                 revision=revision,
@@ -199,7 +197,7 @@ class ApprovalStage:
                 "",
                 "Edit the issue if needed and label it again (or comment `/agent plan`) to plan again.",
             ]
-            status = ENDS.get(result.outcome, "handed_off")
+            status = plan_end_status(result.outcome)
             self.host.finish_progress(status, reason)
             return JobOutcome(status=status, reason=reason)
         plan = PlanRound(

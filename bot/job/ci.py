@@ -26,6 +26,7 @@ from bot.job.pull import OwnPull
 from bot.job.rounds import RoundInput
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
+from bot.vocabulary import DONE, SKIPPED
 
 ROUND_STATE = "ci_round"
 
@@ -52,7 +53,7 @@ class CiJob:
         try:
             contract = build_contract(self.snapshot, self.rounds.stage.files(self.snapshot, self.ctx))
         except ConfigError as exc:
-            return JobOutcome(status="skipped", reason=f"broken .github/ai-fix.yml, so no CI round: {exc}")
+            return JobOutcome(status=SKIPPED, reason=f"broken .github/ai-fix.yml, so no CI round: {exc}")
         head = pull.pr.head_sha
         ci = head_ci(
             head,
@@ -93,7 +94,7 @@ class CiJob:
         if decision.action != "round":
             data_out = {"pr": pull.pr.html_url, "head": head, "action": decision.action}
             skipped = decision.action == "skip"
-            return JobOutcome(status="skipped" if skipped else "done", reason=decision.reason, data=data_out)
+            return JobOutcome(status=SKIPPED if skipped else DONE, reason=decision.reason, data=data_out)
         round_input = self.round_input(ci, decision.failed, contract)
         self.ctx.checkpoint(**{ROUND_STATE: round_input.model_dump(mode="json")})
         return self.round(round_input)

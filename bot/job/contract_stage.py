@@ -6,7 +6,6 @@ the `post` the job gives it (redacted and failing closed like every other text a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
 
 from pydantic import BaseModel
 
@@ -21,12 +20,13 @@ from bot.contract.render import (
 from bot.errors import ConfigError
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
+from bot.vocabulary import FAILED, NEEDS_CLARIFICATION, ContractStatus
 
 
 class ContractDecision(BaseModel):
     """What the stage decided; `contract` is None only when the config is broken."""
 
-    status: Literal["ready", "needs_clarification", "config_error"]
+    status: ContractStatus
     contract: TaskContract | None = None
     error: str = ""
     comment_url: str = ""
@@ -39,9 +39,9 @@ class ContractDecision(BaseModel):
             return None
         if self.status == "config_error":
             reason = f"broken .github/ai-fix.yml: {self.error}"
-            return JobOutcome(status="failed", reason=reason, data={"comment": self.comment_url})
+            return JobOutcome(status=FAILED, reason=reason, data={"comment": self.comment_url})
         missing = "; ".join(self.contract.missing) if self.contract else ""
-        return JobOutcome(status="needs_clarification", reason=missing, data={"comment": self.comment_url})
+        return JobOutcome(status=NEEDS_CLARIFICATION, reason=missing, data={"comment": self.comment_url})
 
 
 class ContractStage:

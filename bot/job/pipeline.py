@@ -15,7 +15,6 @@ import logging
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -27,7 +26,7 @@ from bot.delivery.ci_notes import answered, round_note
 from bot.delivery.evidence import not_verified
 from bot.delivery.github_out import GitHubOutput, PullRef
 from bot.delivery.handoff import handoff_lines
-from bot.delivery.models import Phase, Progress, RoundRecord, read_rounds
+from bot.delivery.models import Progress, RoundRecord, read_rounds
 from bot.delivery.progress import render_progress
 from bot.delivery.render import render_pr_body
 from bot.delivery.replies import render_reply
@@ -36,28 +35,29 @@ from bot.job.contract_stage import ContractStage
 from bot.job.paths import trace_file
 from bot.job.rounds import RoundInput, ready_for_review, rounds_feedback
 from bot.loop.records import Spent
-from bot.loop.report import Phase as LoopPhase
-from bot.loop.result import Handoff, Outcome, RunResult
-from bot.loop.session import Toolkit, run_session
+from bot.loop.result import Handoff, RunResult
+from bot.loop.session import RunInput, Toolkit, run_session
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome
 from bot.redact import safe_outgoing
 from bot.secrets import repo_secrets
 from bot.snapshot import Snapshot
+from bot.vocabulary import (
+    ACCEPTED,
+    FAILED,
+    HANDED_OFF,
+    NEEDS_CLARIFICATION,
+    UNVERIFIED,
+    CommentPhase,
+    Outcome,
+    RunPhase,
+    comment_phase,
+    job_status,
+)
 from bot.workspace.branch import branch_name
 from bot.workspace.gate import PatchGate
 from bot.workspace.git import Workspace
 
 log = logging.getLogger(__name__)
-
-STATUS: dict[Outcome, Literal["done", "unverified", "handed_off", "failed", "needs_clarification"]] = {
-    "accepted": "done",
-    "unverified": "unverified",
-    "handed_off": "handed_off",
-    "failed": "failed",
-    "needs_clarification": "needs_clarification",
-}
-COMMENT_PHASES: dict[LoopPhase, Phase] = {"baseline": "baseline", "steps": "round", "final_checks": "checks"}
-"""Loop phases that move the progress comment to its next phase."""
 
 
 class DeliveryState(BaseModel):
@@ -99,10 +99,11 @@ class JobReporter:
     def __init__(self, attempt: Attempt) -> None:
         self.attempt = attempt
 
-    def phase(self, phase: LoopPhase) -> None:
+    def phase(self, phase: RunPhase) -> None:
         self.attempt.ctx.record("phase", phase=phase)
-        if phase in COMMENT_PHASES:
-            self.attempt.phase(COMMENT_PHASES[phase])
+        moved = comment_phase(phase)
+        if moved is not None:
+            self.attempt.phase(moved)
         else:
             self.attempt.save()  # raises JobInterrupted after /agent stop or on shutdown
 
@@ -164,10 +165,10 @@ class Attempt:
             decision = self.p.stage.prepare(self.snapshot, self.ctx, self.show_contract)
             self.progress.contract = decision.section
             if decision.contract is None or decision.status != "ready":
-                outcome = decision.outcome() or JobOutcome(status="failed", reason="no contract")
+                outcome = decision.outcome() or JobOutcome(status=FAILED, reason="no contract")
                 self.progress.run_url = ""  # the loop never ran: its page would be empty
                 self.finish_progress(
-                    "needs_clarification" if decision.status == "needs_clarification" else "failed", outcome.reason
+                    NEEDS_CLARIFICATION if decision.status == NEEDS_CLARIFICATION else FAILED, outcome.reason
                 )
                 return outcome
             extra = self.round_input.feedback if self.round_input else []
@@ -194,7 +195,7 @@ class Attempt:
         self.progress.contract, self.progress.contract_open = section, open_
         return self.post_progress()
 
-    def phase(self, phase: Phase) -> None:
+    def phase(self, phase: CommentPhase) -> None:
         self.progress.current = phase
         self.post_progress()
         self.save()
@@ -242,10 +243,9 @@ class Attempt:
     def execute(self, contract: TaskContract) -> RunResult:
         ws = self.attach(self.workspace())
         try:
-            return run_session(
+            run = RunInput(
                 contract,
                 ws,
-                self.kit,
                 repo=self.snapshot.repo,
                 secrets=self.secrets(),
                 trace_path=trace_file(self.state.job_dir),
@@ -254,12 +254,13 @@ class Attempt:
                 spent=self.state.spent,
                 keep_spent=self.keep_spent,
             )
+            return run_session(run, self.kit)
         except JobInterrupted:
             if self.ctx.stop_requested():
-                self.save_work(ws, contract, "handed_off", "stopped by /agent stop")
+                self.save_work(ws, contract, HANDED_OFF, "stopped by /agent stop")
             raise
         except Exception as exc:
-            self.save_work(ws, contract, "failed", f"the run crashed: {type(exc).__name__}: {exc}")
+            self.save_work(ws, contract, FAILED, f"the run crashed: {type(exc).__name__}: {exc}")
             raise
 
     def keep_spent(self, spent: Spent) -> None:
@@ -322,7 +323,7 @@ class Attempt:
             self.publish(result)
         if final:
             self.progress.current = None
-            self.progress.not_verified = not_verified(result) if result.outcome == "unverified" else []
+            self.progress.not_verified = not_verified(result) if result.outcome == UNVERIFIED else []
             self.progress.handoff = self.comment_handoff(result)
             self.finish_progress(result.outcome, result.reason)
             self.state.delivered = True
@@ -331,12 +332,12 @@ class Attempt:
                 self.ws.remove()  # everything is pushed; the trace stays beside the job directory
         data = {"pr": self.pr.html_url if self.pr else "", "branch": result.branch, "head": result.head_sha}
         return JobOutcome(
-            status=STATUS[result.outcome], reason=result.reason, data=data, cost_usd=result.cost.usd or 0.0
+            status=job_status(result.outcome), reason=result.reason, data=data, cost_usd=result.cost.usd or 0.0
         )
 
     def comment_handoff(self, result: RunResult) -> list[str]:
         """The handoff in the issue comment: in full when no pull request carries it."""
-        if result.outcome in ("accepted", "needs_clarification"):
+        if result.outcome in (ACCEPTED, NEEDS_CLARIFICATION):
             return []
         if self.pr is not None:
             return [f"The handoff is in the pull request's *Handoff* section: {self.pr.html_url}"]

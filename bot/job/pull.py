@@ -13,6 +13,7 @@ from bot.delivery.progress import with_ci_section
 from bot.markers import PROGRESS_KIND, marker, opened_by_ai_fix, replace_hidden_record
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
+from bot.vocabulary import SKIPPED
 
 
 def _full_name(side: Any) -> str:
@@ -41,7 +42,7 @@ class OwnPull:
         """The job's pull request as GitHub has it now, or the `skipped` outcome saying why ai-fix leaves it alone."""
         data = ctx.github.get_pull(snapshot.pr_number or snapshot.number)
         if why := refusal(data, ctx.github.bot_login):
-            return JobOutcome(status="skipped", reason=why)
+            return JobOutcome(status=SKIPPED, reason=why)
         return cls(out, data, issue=snapshot.number)
 
     def __init__(self, out: GitHubOutput, data: dict[str, Any], *, issue: int) -> None:

@@ -33,6 +33,7 @@ from bot.redact import redact
 from bot.sandbox.base import SandboxJob
 from bot.secrets import repo_secrets
 from bot.snapshot import Snapshot
+from bot.vocabulary import ACCEPTED, DONE, FAILED, HANDED_OFF, SKIPPED
 from bot.workspace.conflicts import ConflictedFile, ConflictError, parse_conflicts
 from bot.workspace.git import Workspace
 from bot.workspace.merge import MergeStart, commit_merge, read_conflicted, start_merge, write_resolved
@@ -75,7 +76,7 @@ class RebaseJob:
         try:
             contract = build_contract(self.snapshot, self.rounds.stage.files(self.snapshot, self.ctx))
         except ConfigError as exc:
-            return JobOutcome(status="failed", reason=f"broken .github/ai-fix.yml: {exc}")
+            return JobOutcome(status=FAILED, reason=f"broken .github/ai-fix.yml: {exc}")
         root = (
             self.kit.work_dir / "jobs" / f"{self.snapshot.repo.replace('/', '--')}-pr{number}-rebase-{self.ctx.job_id}"
         )
@@ -87,7 +88,7 @@ class RebaseJob:
             merge = start_merge(ws, f"refs/remotes/origin/{pull.pr.base_ref}")
             if merge.state == "up_to_date":
                 return JobOutcome(
-                    status="skipped", reason=f"#{number} already contains {pull.pr.base_ref} ({merge.base_sha[:7]})"
+                    status=SKIPPED, reason=f"#{number} already contains {pull.pr.base_ref} ({merge.base_sha[:7]})"
                 )
             self.ctx.checkpoint()
             merged = self.merge(ws, merge, contract, pull.pr.base_ref)
@@ -118,7 +119,7 @@ class RebaseJob:
         try:
             checks = SandboxChecks(sandbox, contract, self.secrets())
             setup = checks.setup()
-            if setup.status == "failed":
+            if setup.status == FAILED:
                 return merged.model_copy(update={"problem": f"setup failed: {setup.problem}"})
             while True:
                 if resolver is not None:
@@ -162,9 +163,7 @@ class RebaseJob:
                 CiNote(kind="not_merged", head_sha=pull.pr.head_sha, text=f"could not merge {base}: {merged.problem}")
             )
             pull.save(record)
-            return JobOutcome(
-                status="handed_off", reason=f"not merged: {merged.problem}", data={"pr": pull.pr.html_url}
-            )
+            return JobOutcome(status=HANDED_OFF, reason=f"not merged: {merged.problem}", data={"pr": pull.pr.html_url})
         resolved = f"resolved {', '.join(merged.resolved)}" if merged.resolved else "no conflicts"
         reason = f"merged {base} ({merged.base_sha[:7]}) as {merged.head_sha[:7]}: {resolved}, checks pass"
         first = pull.rounds[0].base_sha if pull.rounds else ""
@@ -173,7 +172,7 @@ class RebaseJob:
             RoundRecord(
                 n=len(pull.rounds) + 1,
                 kind="rebase",
-                outcome="accepted",
+                outcome=ACCEPTED,
                 reason=reason,
                 head_sha=merged.head_sha,
                 base_sha=first,
@@ -185,4 +184,4 @@ class RebaseJob:
         pull.save(record, rounds)
         reply = rebase_reply(base, merged.base_sha, merged.head_sha, merged.resolved, merged.checks, merged.summary)
         self.out.comment(pull.pr.number, reply)
-        return JobOutcome(status="done", reason=reason, data={"pr": pull.pr.html_url, "head": merged.head_sha})
+        return JobOutcome(status=DONE, reason=reason, data={"pr": pull.pr.html_url, "head": merged.head_sha})

@@ -18,6 +18,7 @@ from bot.job.pull import refusal
 from bot.queue.models import Trigger
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
+from bot.vocabulary import DONE, QUEUED, SKIPPED
 
 FIRST_PAUSE = 1.0
 MAX_PAUSE = 16.0
@@ -46,8 +47,8 @@ class ScanJob:
         statuses = [t for t in self.ctx.triggers if t.checks]
         if statuses:
             said += self.after_statuses(statuses)
-        queued = [s for s in said if s.startswith("queued")]
-        return JobOutcome(status="done" if queued else "skipped", reason="; ".join(said) or "no ai-fix pull request")
+        queued = [s for s in said if s.startswith(QUEUED)]
+        return JobOutcome(status=DONE if queued else SKIPPED, reason="; ".join(said) or "no ai-fix pull request")
 
     def own_pulls(self, base: str | None = None) -> list[dict[str, Any]]:
         """The open ai-fix pull requests (into `base`, when given), forks left out."""

@@ -15,6 +15,7 @@ from bot.loop.result import Handoff, RunResult
 from bot.loop.state import RunState
 from bot.markdown import first_line
 from bot.redact import redact
+from bot.vocabulary import ACCEPTED, FAILED, UNVERIFIED
 
 
 def save_work(h: Harness, state: RunState) -> str:
@@ -31,8 +32,8 @@ def kept_since(h: Harness, state: RunState, before: str) -> Checkpoint | None:
 def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
     ws, notes = h.workspace, []
     before = ws.head_sha
-    if end.outcome in ("accepted", "unverified"):
-        suffix = "" if end.outcome == "accepted" else " (checks pass; not every criterion shown)"
+    if end.outcome in (ACCEPTED, UNVERIFIED):
+        suffix = "" if end.outcome == ACCEPTED else " (checks pass; not every criterion shown)"
         ws.checkpoint(f"ai-fix: {h.contract.title}{suffix}", gate=state.gate)
     elif state.environment_ok:
         if note := save_work(h, state):
@@ -124,7 +125,7 @@ def interrupted(h: Harness, state: RunState, exc: BaseException) -> None:
         reason = f"interrupted: {type(exc).__name__}: {exc}"
         h.trace.append(
             EndRecord(
-                outcome="failed",
+                outcome=FAILED,
                 reason=reason,
                 steps=state.steps,
                 head_sha=h.workspace.head_sha,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from bot.loop.result import Outcome
+from bot.vocabulary import ACCEPTED, FAILED, HANDED_OFF, NEEDS_CLARIFICATION, UNVERIFIED, Outcome
 
 
 class RunEnded(Exception):
@@ -24,28 +24,28 @@ class RunEnded(Exception):
 class Accepted(RunEnded):
     """`finish` was verified by the harness."""
 
-    outcome = "accepted"
+    outcome = ACCEPTED
 
 
 class Unverified(RunEnded):
     """The checks pass but the harness could not show every criterion met; the work is kept, not vouched for."""
 
-    outcome = "unverified"
+    outcome = UNVERIFIED
 
 
 class HandedOff(RunEnded):
     """A person takes over: the environment is broken, a limit was reached, or the same failure came back."""
 
-    outcome = "handed_off"
+    outcome = HANDED_OFF
 
 
 class NeedsClarification(RunEnded):
     """The contract is incomplete; nothing ran."""
 
-    outcome = "needs_clarification"
+    outcome = NEEDS_CLARIFICATION
 
 
 class Failed(RunEnded):
     """An error outside the task (the model API failing after its retries, a git failure)."""
 
-    outcome = "failed"
+    outcome = FAILED

@@ -43,6 +43,7 @@ from bot.loop.result import Cost
 from bot.loop.state import RunState
 from bot.loop.tools import NO_CALL, do_edit, do_search, observe, parse, rejected
 from bot.model.base import ModelRequest, ToolCall, estimate_tokens
+from bot.vocabulary import FAILED, HANDED_OFF, NEEDS_CLARIFICATION, PlanOutcome
 
 PLAN_STEPS = 8
 """The most model calls the planning phase makes; the last one must `propose`."""
@@ -50,7 +51,7 @@ READ_ONLY = "the planning phase is read-only: only `view` and `search_code` run 
 
 
 class PlanResult(BaseModel):
-    outcome: Literal["proposed", "handed_off", "failed", "needs_clarification"]
+    outcome: PlanOutcome
     reason: str = ""
     """Why there is no proposal."""
     proposal: Proposal | None = None
@@ -80,9 +81,9 @@ class Planner:
             result = PlanResult(outcome="proposed", proposal=self.proposal, estimates=self.estimates(self.proposal))
         except RunEnded as end:
             unclear = isinstance(end, NeedsClarification)
-            result = PlanResult(outcome="needs_clarification" if unclear else "handed_off", reason=end.reason)
+            result = PlanResult(outcome=NEEDS_CLARIFICATION if unclear else HANDED_OFF, reason=end.reason)
         except AiFixError as exc:
-            result = PlanResult(outcome="failed", reason=f"{type(exc).__name__}: {exc}")
+            result = PlanResult(outcome=FAILED, reason=f"{type(exc).__name__}: {exc}")
         result.baseline, result.steps, result.cost = state.baseline, state.steps, run_cost(h, state)
         h.trace.append(
             ProposalRecord(

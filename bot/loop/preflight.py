@@ -11,6 +11,7 @@ from bot.loop.records import BaselineRecord, StartRecord
 from bot.loop.setup_network import prepare_setup
 from bot.loop.state import RunState
 from bot.markdown import first_line
+from bot.vocabulary import FAILED, NEEDS_CLARIFICATION
 
 
 def clarification_reason(missing: list[str]) -> str:
@@ -33,7 +34,7 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
             contract=contract,
         )
     )
-    if contract.status == "needs_clarification":
+    if contract.status == NEEDS_CLARIFICATION:
         raise NeedsClarification(clarification_reason(contract.missing))
     h.reporter.say(f"model: {h.config.model_reason or h.config.model}")
     h.reporter.phase("setup")
@@ -52,7 +53,7 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
         state.conclusions.append(
             f"the guessed setup failed ({setup.problem}); the checks run in the environment as it was"
         )
-    elif setup.status == "failed":
+    elif setup.status == FAILED:
         h.trace.append(BaselineRecord(setup=setup, setup_problem=setup.problem))
         raise HandedOff(
             f"environment error during setup: {setup.problem}", next_steps=[f"fix the setup: {setup.problem}"]
@@ -76,7 +77,7 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
             next_steps=["install what is missing in the sandbox image or add it to the contract's setup, then retry"],
         )
     state.conclusions += [f"check {r.name} cannot run here and is not verified: {r.reason}" for r in set_aside]
-    if setup.offline == "failed":
+    if setup.offline == FAILED:
         state.conclusions.append(
             f"setup ran on the base commit's files; for the change to {', '.join(setup.changed_inputs)} it could not "
             f"run again without network ({setup.offline_problem}), so the environment is the base files'"

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Protocol
 
 from bot.checks.models import SetupReport
-
-Phase = Literal["setup", "baseline", "steps", "verifying", "final_checks"]
-
-PHASE_WORDS: dict[Phase, str] = {
-    "setup": "setup",
-    "baseline": "baseline checks",
-    "steps": "steps",
-    "verifying": "verifying finish",
-    "final_checks": "final checks",
-}
+from bot.vocabulary import RunPhase
 
 
 class Reporter(Protocol):
     """Called by the loop; both may raise to stop the run (the job's stop request does)."""
 
-    def phase(self, phase: Phase) -> None:
+    def phase(self, phase: RunPhase) -> None:
         """The run entered `phase`."""
 
     def say(self, line: str) -> None:
@@ -33,7 +24,7 @@ class Reporter(Protocol):
 class Silent:
     """A Reporter that reports nothing."""
 
-    def phase(self, phase: Phase) -> None:
+    def phase(self, phase: RunPhase) -> None:
         return None
 
     def say(self, line: str) -> None:

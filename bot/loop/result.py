@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from bot.checks.models import CheckRun, SetupReport
 from bot.contract.models import TaskContract
 from bot.evidence.models import Evidence
+from bot.vocabulary import ACCEPTED, Outcome
 from bot.workspace.models import DiffStats
-
-Outcome = Literal["accepted", "unverified", "handed_off", "failed", "needs_clarification"]
 
 
 class PlanStep(BaseModel):
@@ -78,7 +77,7 @@ class RunResult(BaseModel):
 
     @property
     def accepted(self) -> bool:
-        return self.outcome == "accepted"
+        return self.outcome == ACCEPTED
 
     def evidence_json(self) -> dict[str, Any]:
         """The `evidence.json` document."""
@@ -100,7 +99,7 @@ class RunResult(BaseModel):
                 }
             )
         return {
-            "accepted": self.accepted,
+            ACCEPTED: self.accepted,
             "outcome": self.outcome,
             "reason": self.reason,
             "checks": checks,

@@ -62,80 +62,46 @@ def _setup_key(contract: TaskContract, workspace: Workspace) -> str:
         return setup_key(contract, workspace.path)
 
 
-def run_session(
-    contract: TaskContract,
-    workspace: Workspace,
-    kit: Toolkit,
-    *,
-    repo: str,
-    secrets: Sequence[str],
-    trace_path: Path,
-    reporter: Reporter,
-    model_override: str | None = None,
-    attempt: int = 1,
-    spent: Spent | None = None,
-    keep_spent: Callable[[Spent], None] = lambda _spent: None,
-    loop_settings: Mapping[str, Any] | None = None,
-) -> RunResult:
-    """Run the loop once; the trace is appended to as it goes and the sandbox is closed however it ends.
+@dataclass(frozen=True)
+class RunInput:
+    """What one run of the loop (or of its planning phase) is given, besides the toolkit: built once by its caller."""
 
-    A job's later attempt passes its number and what the earlier ones `spent` (stored by `keep_spent` after
-    every step), so the budget counts across attempts and the trace keeps every attempt's records.
-    `loop_settings` overrides LoopConfig's context sizes and reserve (`ai-fix eval --config`).
-    """
-    with _harness(
-        contract,
-        workspace,
-        kit,
-        repo,
-        secrets,
-        trace_path,
-        reporter,
-        model_override,
-        attempt,
-        spent,
-        keep_spent,
-        loop_settings=loop_settings,
-    ) as harness:
+    contract: TaskContract
+    workspace: Workspace
+    repo: str
+    """"owner/name", or the local path in local mode: keys the tag cache and the setup secrets' bindings."""
+    secrets: Sequence[str]
+    """Every secret the run holds; redaction removes them from the trace, the prompt and the outputs."""
+    trace_path: Path
+    reporter: Reporter
+    model_override: str | None = None
+    attempt: int = 1
+    """A job's attempt: the budget counts across attempts and the trace keeps every attempt's records."""
+    spent: Spent | None = None
+    """What the job's earlier attempts spent (stored by `keep_spent` after every step)."""
+    keep_spent: Callable[[Spent], None] = lambda _spent: None
+    loop_settings: Mapping[str, Any] | None = None
+    """Overrides of LoopConfig's context sizes and reserve (`ai-fix eval --config`)."""
+
+
+def run_session(run: RunInput, kit: Toolkit) -> RunResult:
+    """Run the loop once; the trace is appended to as it goes and the sandbox is closed however it ends."""
+    with _harness(run, kit) as harness:
         return Loop(harness).run()
 
 
 def plan_session(
-    contract: TaskContract,
-    workspace: Workspace,
-    kit: Toolkit,
-    *,
-    repo: str,
-    secrets: Sequence[str],
-    trace_path: Path,
-    reporter: Reporter,
-    feedback: str = "",
-    earlier: Proposal | None = None,
-    revision: int = 1,
-    model_override: str | None = None,
+    run: RunInput, kit: Toolkit, *, feedback: str = "", earlier: Proposal | None = None, revision: int = 1
 ) -> PlanResult:
     """The planning phase on the same parts as a run (the model the run would use, the sandbox for the baseline)."""
-    with _harness(contract, workspace, kit, repo, secrets, trace_path, reporter, model_override) as harness:
+    with _harness(run, kit) as harness:
         return Planner(harness, feedback=feedback, earlier=earlier, revision=revision).run()
 
 
 @contextmanager
-def _harness(
-    contract: TaskContract,
-    workspace: Workspace,
-    kit: Toolkit,
-    repo: str,
-    secrets: Sequence[str],
-    trace_path: Path,
-    reporter: Reporter,
-    model_override: str | None,
-    attempt: int = 1,
-    spent: Spent | None = None,
-    keep_spent: Callable[[Spent], None] = lambda _spent: None,
-    *,
-    loop_settings: Mapping[str, Any] | None = None,
-) -> Iterator[Harness]:
-    choice = choose_model(contract, kit.default_model, kit.small_model, override=model_override)
+def _harness(run: RunInput, kit: Toolkit) -> Iterator[Harness]:
+    contract, workspace, repo, secrets, reporter = run.contract, run.workspace, run.repo, run.secrets, run.reporter
+    choice = choose_model(contract, kit.default_model, kit.small_model, override=run.model_override)
     model = kit.open_model(choice)
     job = SandboxJob(
         repo=repo,
@@ -162,14 +128,14 @@ def _harness(
             workspace=workspace,
             checks=checks,
             context=kit.open_context(workspace.path, repo),
-            trace=Trace(trace_path, secrets, attempt=attempt),
+            trace=Trace(run.trace_path, secrets, attempt=run.attempt),
             config=LoopConfig(
-                model=choice.name, small_model=choice.small, model_reason=choice.reason, **(loop_settings or {})
+                model=choice.name, small_model=choice.small, model_reason=choice.reason, **(run.loop_settings or {})
             ),
             secrets=secrets,
             reporter=reporter,
-            spent=spent or Spent(),
-            keep_spent=keep_spent,
+            spent=run.spent or Spent(),
+            keep_spent=run.keep_spent,
         )
     finally:
         if sandbox is not None:

@@ -18,6 +18,7 @@ from bot.checks.models import SetupReport
 from bot.contract.globs import glob_match
 from bot.contract.models import TaskContract
 from bot.loop.harness import Harness, Workspace
+from bot.vocabulary import FAILED
 
 
 def model_files(contract: TaskContract, ws: Workspace) -> list[str]:
@@ -37,13 +38,13 @@ def prepare_setup(h: Harness) -> SetupReport:
     with ws.laid_over(base):
         report = h.checks.setup().model_copy(update={"on_base": base})
     inputs = [p for p in changed if any(glob_match(p, g) for g in contract.sandbox.setup_inputs)]
-    if report.status == "failed" or not inputs:
+    if report.status == FAILED or not inputs:
         return report
     again = h.checks.setup(offline=True)
     return report.model_copy(
         update={
             "changed_inputs": inputs,
-            "offline": "ran" if again.status == "ran" else "failed",
+            "offline": "ran" if again.status == "ran" else FAILED,
             "offline_problem": again.problem,
             "duration_s": report.duration_s + again.duration_s,
         }

@@ -10,8 +10,9 @@ from typing import Any, cast
 from bot.errors import AiFixError
 from bot.github.client import RepoClient
 from bot.markers import PR_KIND, find_marker
-from bot.queue.models import COMMAND_KINDS, IssueText, Job, Trigger
-from bot.snapshot import WRITE_PERMISSIONS, Comment, JobKind, ReviewComment, Snapshot
+from bot.queue.models import IssueText, Job, Trigger
+from bot.snapshot import WRITE_PERMISSIONS, Comment, ReviewComment, Snapshot
+from bot.vocabulary import COMMAND_KINDS, WorkKind
 
 _FIXES = re.compile(r"\b(?:fix|fixes|fixed|close|closes|closed|resolve|resolves|resolved)\s+#(\d+)\b", re.IGNORECASE)
 
@@ -83,7 +84,7 @@ def capture_snapshot(
     """
     if job.kind in COMMAND_KINDS:
         raise AiFixError(f"job {job.id} is the command /agent {job.kind}, which has no issue to snapshot")
-    kind = cast(JobKind, job.kind)
+    kind = cast(WorkKind, job.kind)
     first = accepted[0]
     if kind == "scan":  # about the repository, not an issue: the job reads what it needs itself
         return Snapshot(

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.queue.database import Conn, Database
-from bot.queue.models import WORK_KINDS, Job
+from bot.queue.models import Job
+from bot.vocabulary import QUEUED, RUNNING, WORK_KINDS
 
 _WORK = ",".join(f"'{kind}'" for kind in WORK_KINDS)
 
@@ -39,9 +40,7 @@ def day_start(now: float) -> float:
 
 
 def _running(column: str) -> str:
-    return (
-        f"(SELECT COUNT(*) FROM jobs r WHERE r.{column} = j.{column} AND r.status = 'running' AND r.kind IN ({_WORK}))"
-    )
+    return f"(SELECT COUNT(*) FROM jobs r WHERE r.{column} = j.{column} AND r.status = '{RUNNING}' AND r.kind IN ({_WORK}))"
 
 
 def _spent() -> str:
@@ -66,7 +65,7 @@ def allowed(limits: Limits, now: float) -> tuple[str, list[Any]]:
 
 def _numbers(conn: Conn, column: str, value: object) -> list[str]:
     rows = conn.execute(
-        f"SELECT repo, number FROM jobs WHERE {column} = ? AND status = 'running' AND kind IN ({_WORK}) ORDER BY id",
+        f"SELECT repo, number FROM jobs WHERE {column} = ? AND status = '{RUNNING}' AND kind IN ({_WORK}) ORDER BY id",
         (value,),
     ).fetchall()
     return [f"{r[0]}#{r[1]}" for r in rows]
@@ -122,7 +121,7 @@ def waiting_notices(store: _Store, limits: Limits, limit: int = 20) -> list[tupl
     told: list[tuple[int, str]] = []
     with store.transaction() as conn:
         rows = conn.execute(
-            f"SELECT * FROM jobs WHERE status = 'queued' AND kind IN ({_WORK}) AND available_at <= ? "
+            f"SELECT * FROM jobs WHERE status = '{QUEUED}' AND kind IN ({_WORK}) AND available_at <= ? "
             f"ORDER BY id LIMIT ?{store.db.for_update}{store.db.skip_locked}",
             (now, limit),
         ).fetchall()

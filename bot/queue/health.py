@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bot.queue.models import FINAL_STATUSES, MAX_DELIVERY_FAILURES
+from bot.queue.models import MAX_DELIVERY_FAILURES
 from bot.queue.store import Store
+from bot.vocabulary import FINAL_STATUSES, QUEUED
 
 BACKLOG_SECONDS = 60.0
 """A stored delivery not processed this long after it arrived means processing is stuck: the service is unhealthy."""
@@ -61,7 +62,9 @@ def queue_figures(store: Store) -> QueueFigures:
             "GROUP BY repo, status",
             finals,
         ).fetchall()
-        queued, oldest = conn.execute("SELECT COUNT(*), MIN(created_at) FROM jobs WHERE status = 'queued'").fetchone()
+        queued, oldest = conn.execute(
+            f"SELECT COUNT(*), MIN(created_at) FROM jobs WHERE status = '{QUEUED}'"
+        ).fetchone()
     cost: dict[str, float] = {}
     for repo, _, _, usd in rows:
         cost[repo] = cost.get(repo, 0.0) + float(usd)

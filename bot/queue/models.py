@@ -8,32 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-JobStatus = Literal[
-    "queued",
-    "running",
-    "awaiting_approval",
-    "done",
-    "unverified",
-    "failed",
-    "cancelled",
-    "rejected",
-    "needs_clarification",
-    "handed_off",
-    "skipped",
-]
-TriggerKind = Literal["issue", "retry", "review", "ci", "rebase", "scan", "stop", "help", "approve", "revise"]
+from bot.vocabulary import JobStatus, TriggerKind
 
-WORK_KINDS: tuple[str, ...] = ("issue", "retry", "review", "ci", "rebase", "scan")
-"""Kinds that do work on an issue or PR; at most one of them runs per issue or PR at a time."""
-OWN_FAMILY_KINDS: tuple[str, ...] = ("ci", "rebase", "scan")
-"""Kinds whose triggers merge only into a queued job of the same kind (a CI failure is not a review)."""
-COMMAND_KINDS: tuple[str, ...] = ("stop", "help", "approve", "revise")
-"""Short commands; a separate control worker runs them so `/agent stop` never waits behind long jobs."""
-ANSWER_KINDS: tuple[str, ...] = ("approve", "revise")
-"""Commands that answer a plan awaiting approval."""
-FINAL_STATUSES: frozenset[str] = frozenset(
-    {"done", "unverified", "failed", "cancelled", "rejected", "needs_clarification", "handed_off", "skipped"}
-)
 MAX_ATTEMPTS = 3
 MAX_DELIVERY_FAILURES = 3
 """A stored delivery whose meaning failed to apply this many times is quarantined: kept with its error, not tried again."""

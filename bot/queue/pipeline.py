@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -19,14 +19,13 @@ from bot.queue.store import Store
 from bot.queue.waiting import ANSWER_KEY
 from bot.redact import redact
 from bot.snapshot import Snapshot
+from bot.vocabulary import EndStatus
 
 
 class JobOutcome(BaseModel):
     """How a pipeline run ended; the worker stores it as the job's final status and reason."""
 
-    status: Literal[
-        "done", "unverified", "failed", "needs_clarification", "handed_off", "cancelled", "awaiting_approval", "skipped"
-    ]
+    status: EndStatus
     """`skipped`: a `ci`, `rebase` or `scan` job that found nothing to do; `reason` says why."""
     reason: str = ""
     data: dict[str, Any] = {}

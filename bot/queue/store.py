@@ -18,21 +18,22 @@ from bot.errors import ConfigError, StoreUnavailable
 from bot.queue.database import Conn, Database, is_database_error
 from bot.queue.governance import NO_LIMITS, Limits, allowed
 from bot.queue.migrate import migrate, unknown_versions
-from bot.queue.models import (
-    COMMAND_KINDS,
-    MAX_ATTEMPTS,
-    OWN_FAMILY_KINDS,
-    WORK_KINDS,
-    Job,
-    JobEvent,
-    PlanAnswer,
-    Trigger,
-)
+from bot.queue.models import MAX_ATTEMPTS, Job, JobEvent, PlanAnswer, Trigger
 from bot.queue.postgres_db import PostgresDatabase
 from bot.queue.sqlite_db import SqliteDatabase
-from bot.queue.waiting import WAITING, WaitingJobs, answer_waiting, wake_expired
+from bot.queue.waiting import WaitingJobs, answer_waiting, wake_expired
+from bot.vocabulary import (
+    AWAITING_APPROVAL,
+    CANCELLED,
+    COMMAND_KINDS,
+    FAILED,
+    OWN_FAMILY_KINDS,
+    QUEUED,
+    RUNNING,
+    WORK_KINDS,
+)
 
-_ACTIVE = ("queued", "running", WAITING)
+_ACTIVE = (QUEUED, RUNNING, AWAITING_APPROVAL)
 """Jobs not ended yet: at most one of them (plus one queued follow-up) per issue or PR."""
 
 
@@ -114,7 +115,7 @@ class Store(WaitingJobs):
     def insert_job(self, conn: Conn, trigger: Trigger, now: float) -> int:
         row = conn.execute(
             "INSERT INTO jobs (repo, number, kind, status, installation_id, available_at, created_at, updated_at) "
-            "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?) RETURNING id",
+            f"VALUES (?, ?, ?, '{QUEUED}', ?, ?, ?, ?) RETURNING id",
             (trigger.repo, trigger.number, trigger.kind, trigger.installation_id, now, now, now),
         ).fetchone()
         self.db.notify_work(conn)
@@ -136,8 +137,8 @@ class Store(WaitingJobs):
         if trigger.kind in COMMAND_KINDS:
             job_id = self.insert_job(conn, trigger, now)
             self.attach_trigger(conn, job_id, trigger)
-            self.add_event(conn, job_id, "queued", {"kind": trigger.kind, "sender": trigger.sender})
-            return job_id, "queued"
+            self.add_event(conn, job_id, QUEUED, {"kind": trigger.kind, "sender": trigger.sender})
+            return job_id, QUEUED
         target = (trigger.repo, trigger.number)
         self.db.lock(conn, f"target {trigger.repo}#{trigger.number}")
         existing = None
@@ -154,7 +155,7 @@ class Store(WaitingJobs):
         ).fetchall()
         if existing is None:
             family = _family(trigger.kind)
-            existing = next((row for row in active if row[1] != "running" and _family(row[2]) == family), None)
+            existing = next((row for row in active if row[1] != RUNNING and _family(row[2]) == family), None)
         if existing is not None:
             job_id = int(existing[0])
             self.attach_trigger(conn, job_id, trigger)
@@ -168,11 +169,11 @@ class Store(WaitingJobs):
         job_id = self.insert_job(conn, trigger, now)
         self.attach_trigger(conn, job_id, trigger)
         data: dict[str, Any] = {"kind": trigger.kind, "sender": trigger.sender, "delivery": trigger.delivery_id}
-        running = [int(row[0]) for row in active if row[1] == "running"]
+        running = [int(row[0]) for row in active if row[1] == RUNNING]
         if running:
             data["follow_up_of"] = running[0]
-        self.add_event(conn, job_id, "queued", data)
-        return job_id, "queued"
+        self.add_event(conn, job_id, QUEUED, data)
+        return job_id, QUEUED
 
     def cancel_where(self, conn: Conn, where: str, params: Sequence[object], reason: str) -> list[int]:
         """Cancel queued and waiting work jobs at once and ask running ones to stop at their next checkpoint."""
@@ -182,12 +183,12 @@ class Store(WaitingJobs):
         ).fetchall()
         now = self.clock()
         for job_id, status in rows:
-            if status != "running":
+            if status != RUNNING:
                 conn.execute(
-                    "UPDATE jobs SET status = 'cancelled', reason = ?, updated_at = ? WHERE id = ? AND status = ?",
+                    f"UPDATE jobs SET status = '{CANCELLED}', reason = ?, updated_at = ? WHERE id = ? AND status = ?",
                     (reason, now, job_id, status),
                 )
-                self.add_event(conn, job_id, "cancelled", {"reason": reason})
+                self.add_event(conn, job_id, CANCELLED, {"reason": reason})
             else:
                 conn.execute(
                     "UPDATE jobs SET cancel_requested = 1, reason = ?, updated_at = ? WHERE id = ?",
@@ -200,7 +201,7 @@ class Store(WaitingJobs):
         """`/agent stop`: cancel or stop the target's jobs; one awaiting approval is woken to end itself with a comment."""
         with self.transaction() as conn:
             stopped = self.cancel_where(
-                conn, f"repo = ? AND number = ? AND status != '{WAITING}'", (repo, number), reason
+                conn, f"repo = ? AND number = ? AND status != '{AWAITING_APPROVAL}'", (repo, number), reason
             )
             woken = answer_waiting(self, conn, repo, number, PlanAnswer(action="stop", by=by))
         return stopped + ([woken] if woken is not None else [])
@@ -209,23 +210,23 @@ class Store(WaitingJobs):
 
     def _reclaim_expired(self, conn: Conn, now: float) -> None:
         rows = conn.execute(
-            "SELECT id, attempts, cancel_requested, lease_owner FROM jobs WHERE status = 'running' AND lease_expires < ?"
+            f"SELECT id, attempts, cancel_requested, lease_owner FROM jobs WHERE status = '{RUNNING}' AND lease_expires < ?"
             f"{self.db.for_update}{self.db.skip_locked}",
             (now,),
         ).fetchall()
         for job_id, attempts, cancel_requested, owner in rows:
             if cancel_requested:
-                status, reason = "cancelled", "stopped by /agent stop; its worker stopped answering"
+                status, reason = CANCELLED, "stopped by /agent stop; its worker stopped answering"
             elif attempts >= MAX_ATTEMPTS:
                 status, reason = (
-                    "failed",
+                    FAILED,
                     f"its worker stopped answering (lease expired) on attempt {attempts} of {MAX_ATTEMPTS}",
                 )
             else:
-                status, reason = "queued", ""
+                status, reason = QUEUED, ""
             if conn.execute(
                 "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? "
-                "WHERE id = ? AND status = 'running' AND lease_expires < ?",
+                f"WHERE id = ? AND status = '{RUNNING}' AND lease_expires < ?",
                 (status, reason, now, job_id, now),
             ).rowcount:
                 self.add_event(conn, job_id, "lease_expired", {"worker": owner, "attempt": attempts, "now": status})
@@ -239,7 +240,7 @@ class Store(WaitingJobs):
             if commands
             else (
                 "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
-                f"AND r.status IN ('running', '{WAITING}') AND r.kind IN ({_marks(WORK_KINDS)}))"
+                f"AND r.status IN ('{RUNNING}', '{AWAITING_APPROVAL}') AND r.kind IN ({_marks(WORK_KINDS)}))"
             )
         )
         governed, governed_params = ("", []) if commands else allowed(limits, now)
@@ -247,7 +248,7 @@ class Store(WaitingJobs):
             self._reclaim_expired(conn, now)
             wake_expired(self, conn, now)
             row = conn.execute(
-                f"SELECT j.id, j.repo, j.installation_id FROM jobs j WHERE j.status = 'queued' AND j.kind IN ({_marks(kinds)}) "
+                f"SELECT j.id, j.repo, j.installation_id FROM jobs j WHERE j.status = '{QUEUED}' AND j.kind IN ({_marks(kinds)}) "
                 f"AND j.available_at <= ? {exclusive}{governed} ORDER BY j.id LIMIT 1{self.db.for_update}{self.db.skip_locked}",
                 (*kinds, now, *(WORK_KINDS if exclusive else ()), *governed_params),
             ).fetchone()
@@ -262,8 +263,8 @@ class Store(WaitingJobs):
                 if conn.execute(again, (job_id, *governed_params)).fetchone() is None:
                     return None
             conn.execute(
-                "UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?, attempts = attempts + 1, "
-                "waiting = '', updated_at = ? WHERE id = ? AND status = 'queued'",
+                f"UPDATE jobs SET status = '{RUNNING}', lease_owner = ?, lease_expires = ?, attempts = attempts + 1, "
+                f"waiting = '', updated_at = ? WHERE id = ? AND status = '{QUEUED}'",
                 (owner, now + lease_seconds, now, job_id),
             )
             attempt = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
@@ -275,7 +276,7 @@ class Store(WaitingJobs):
         now = self.clock()
         with self.transaction() as conn:
             cur = conn.execute(
-                "UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status = 'running'",
+                f"UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status = '{RUNNING}'",
                 (now + lease_seconds, owner),
             )
             return cur.rowcount
@@ -300,7 +301,7 @@ class Store(WaitingJobs):
         with self.transaction() as conn:
             cur = conn.execute(
                 "UPDATE jobs SET status = ?, reason = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ?, "
-                "cost_usd = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                f"cost_usd = ? WHERE id = ? AND lease_owner = ? AND status = '{RUNNING}'",
                 (status, reason, now, cost_usd, job_id, owner),
             )
             if cur.rowcount:
@@ -312,16 +313,16 @@ class Store(WaitingJobs):
         now = self.clock()
         with self.transaction() as conn:
             row = conn.execute(
-                f"SELECT attempts FROM jobs WHERE id = ? AND lease_owner = ? AND status = 'running'{self.db.for_update}",
+                f"SELECT attempts FROM jobs WHERE id = ? AND lease_owner = ? AND status = '{RUNNING}'{self.db.for_update}",
                 (job_id, owner),
             ).fetchone()
             if row is None:
                 return "lost"
             attempts = int(row[0])
             if attempts >= MAX_ATTEMPTS:
-                status, final = "failed", f"failed on all {MAX_ATTEMPTS} attempts; last error: {reason}"
+                status, final = FAILED, f"failed on all {MAX_ATTEMPTS} attempts; last error: {reason}"
             else:
-                status, final = "queued", ""
+                status, final = QUEUED, ""
             conn.execute(
                 "UPDATE jobs SET status = ?, reason = ?, available_at = ?, lease_owner = NULL, lease_expires = NULL, "
                 "updated_at = ? WHERE id = ?",
@@ -335,8 +336,8 @@ class Store(WaitingJobs):
         now = self.clock()
         with self.transaction() as conn:
             cur = conn.execute(
-                "UPDATE jobs SET status = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_expires = NULL, "
-                "available_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                f"UPDATE jobs SET status = '{QUEUED}', attempts = attempts - 1, lease_owner = NULL, lease_expires = NULL, "
+                f"available_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = '{RUNNING}'",
                 (now, now, job_id, owner),
             )
             if cur.rowcount:

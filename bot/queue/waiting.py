@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from bot.queue.database import Conn, Database
 from bot.queue.models import PlanAnswer
+from bot.vocabulary import AWAITING_APPROVAL, QUEUED, RUNNING
 
-WAITING = "awaiting_approval"
 ANSWER_KEY = "answer"
 """Where the answer that woke a job sits in its state until the pipeline takes it."""
 
@@ -35,7 +35,7 @@ def _wake(store: _Store, conn: Conn, job_id: int, state: str, answer: PlanAnswer
     saved = json.loads(state)
     saved[ANSWER_KEY] = answer.model_copy(update={"at": now}).model_dump()
     if conn.execute(
-        f"UPDATE jobs SET status = 'queued', available_at = ?, state = ?, updated_at = ? WHERE id = ? AND status = '{WAITING}'",
+        f"UPDATE jobs SET status = '{QUEUED}', available_at = ?, state = ?, updated_at = ? WHERE id = ? AND status = '{AWAITING_APPROVAL}'",
         (now, json.dumps(saved, default=str), now, job_id),
     ).rowcount:  # where claims run at once, only the transaction that woke it records that
         store.add_event(conn, job_id, event, answer.model_dump(exclude={"at"}, exclude_defaults=True))
@@ -45,7 +45,7 @@ def _wake(store: _Store, conn: Conn, job_id: int, state: str, answer: PlanAnswer
 def answer_waiting(store: _Store, conn: Conn, repo: str, number: int, answer: PlanAnswer) -> int | None:
     """Wake the job of `repo#number` awaiting approval with `answer`; its id, or None when none waits."""
     row = conn.execute(
-        f"SELECT id, state FROM jobs WHERE repo = ? AND number = ? AND status = '{WAITING}' ORDER BY id LIMIT 1"
+        f"SELECT id, state FROM jobs WHERE repo = ? AND number = ? AND status = '{AWAITING_APPROVAL}' ORDER BY id LIMIT 1"
         f"{store.db.for_update}",
         (repo, number),
     ).fetchone()
@@ -58,7 +58,7 @@ def answer_waiting(store: _Store, conn: Conn, repo: str, number: int, answer: Pl
 def wake_expired(store: _Store, conn: Conn, now: float) -> None:
     """Queue every job whose wait has passed its deadline, answered `expired` (its pipeline cancels it with a comment)."""
     rows = conn.execute(
-        f"SELECT id, state FROM jobs WHERE status = '{WAITING}' AND available_at <= ?{store.db.for_update}{store.db.skip_locked}",
+        f"SELECT id, state FROM jobs WHERE status = '{AWAITING_APPROVAL}' AND available_at <= ?{store.db.for_update}{store.db.skip_locked}",
         (now,),
     ).fetchall()
     for job_id, state in rows:
@@ -78,12 +78,12 @@ class WaitingJobs:
         now = self.clock()
         with self.transaction() as conn:
             cur = conn.execute(
-                f"UPDATE jobs SET status = '{WAITING}', reason = ?, available_at = ?, attempts = 0, lease_owner = NULL, "
-                "lease_expires = NULL, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+                f"UPDATE jobs SET status = '{AWAITING_APPROVAL}', reason = ?, available_at = ?, attempts = 0, lease_owner = NULL, "
+                f"lease_expires = NULL, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = '{RUNNING}'",
                 (reason, until, now, job_id, owner),
             )
             if cur.rowcount:
-                self.add_event(conn, job_id, WAITING, {"reason": reason, "until": until, **(data or {})})
+                self.add_event(conn, job_id, AWAITING_APPROVAL, {"reason": reason, "until": until, **(data or {})})
             return bool(cur.rowcount)
 
     def answer_plan(self: _Store, repo: str, number: int, answer: PlanAnswer) -> int | None:

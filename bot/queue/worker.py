@@ -22,13 +22,25 @@ from bot.github.client import RepoClient
 from bot.markers import PROGRESS_KIND, marker
 from bot.queue.capture import IssueChanged, Permissions, capture_snapshot
 from bot.queue.governance import Limits, waiting_notices
-from bot.queue.models import ANSWER_KINDS, COMMAND_KINDS, WORK_KINDS, Job, PlanAnswer, Trigger
+from bot.queue.models import Job, PlanAnswer, Trigger
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
 from bot.queue.store import Store
 from bot.redact import redact
 from bot.secrets import held_secrets
 from bot.settings import Settings
 from bot.snapshot import WRITE_PERMISSIONS, Snapshot
+from bot.vocabulary import (
+    ACCEPTED,
+    ANSWER_KINDS,
+    AWAITING_APPROVAL,
+    CANCELLED,
+    COMMAND_KINDS,
+    DONE,
+    FAILED,
+    REJECTED,
+    WORK_KINDS,
+    TriggerKind,
+)
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +104,9 @@ class WorkerPool:
     # -- lifecycle --------------------------------------------------------------------------------
 
     def start(self) -> None:
-        loops = [(WORK_KINDS, f"ai-fix-worker-{i}") for i in range(self.workers)]
+        loops: list[tuple[tuple[TriggerKind, ...], str]] = [
+            (WORK_KINDS, f"ai-fix-worker-{i}") for i in range(self.workers)
+        ]
         loops.append((COMMAND_KINDS, "ai-fix-control"))
         for kinds, name in loops:
             thread = threading.Thread(target=self._loop, args=(kinds,), name=name, daemon=True)
@@ -189,7 +203,7 @@ class WorkerPool:
         client: RepoClient | None = None
         try:
             if job.installation_id is None:
-                self.store.finish(job.id, self.owner, "failed", "the job has no installation id")
+                self.store.finish(job.id, self.owner, FAILED, "the job has no installation id")
                 return
             client = self.github.for_repo(job.installation_id, job.repo)
             permission = Permissions(client)
@@ -197,7 +211,7 @@ class WorkerPool:
             if not accepted:
                 who = ", ".join(sorted({f"@{t.sender} ({permission(t.sender)})" for t in job.triggers}))
                 reason = f"{who}: write, maintain or admin permission on {job.repo} is needed to start ai-fix"
-                self.store.finish(job.id, self.owner, "rejected", reason)
+                self.store.finish(job.id, self.owner, REJECTED, reason)
                 return
             if job.kind in COMMAND_KINDS:
                 self._command(job, accepted[0], client)
@@ -224,7 +238,7 @@ class WorkerPool:
                 {
                     "sender": trigger.sender,
                     "permission": level,
-                    "accepted": level == "github" or level in WRITE_PERMISSIONS,
+                    ACCEPTED: level == "github" or level in WRITE_PERMISSIONS,
                     "delivery": trigger.delivery_id,
                 },
             )
@@ -258,7 +272,7 @@ class WorkerPool:
         else:
             client.create_comment(job.number, help_text(self.settings))
             reason = "posted the list of commands"
-        self.store.finish(job.id, self.owner, "done", reason)
+        self.store.finish(job.id, self.owner, DONE, reason)
 
     def _work(self, job: Job, accepted: list[Trigger], client: RepoClient, permission: Permissions) -> None:
         if job.snapshot is None:
@@ -267,7 +281,7 @@ class WorkerPool:
             except IssueChanged as exc:
                 what = " and ".join(exc.changed)
                 client.create_comment(job.number, _text("relabel.md", self.settings).replace("{what}", what))
-                self.store.finish(job.id, self.owner, "cancelled", str(exc))
+                self.store.finish(job.id, self.owner, CANCELLED, str(exc))
                 return
             self.store.save_snapshot(job.id, snapshot.model_dump())
         else:
@@ -280,10 +294,10 @@ class WorkerPool:
         if ctx.stop_requested():
             # The request's reason (who stopped it: /agent stop, or the label removed) was stored with it.
             stopped = self.store.get_job(job.id)
-            self.store.finish(job.id, self.owner, "cancelled", stopped.reason if stopped else "stopped")
+            self.store.finish(job.id, self.owner, CANCELLED, stopped.reason if stopped else "stopped")
         elif outcome is None:
             self.store.release(job.id, self.owner)
-        elif outcome.status == "awaiting_approval":
+        elif outcome.status == AWAITING_APPROVAL:
             self.store.park(job.id, self.owner, outcome.until, outcome.reason, ctx.redacted(outcome.data))
         else:
             self.store.finish(

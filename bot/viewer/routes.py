@@ -25,13 +25,14 @@ from starlette.routing import Route
 
 from bot.errors import StoreUnavailable
 from bot.job.paths import job_trace
-from bot.queue.models import FINAL_STATUSES, Job, JobStatus
+from bot.queue.models import Job
 from bot.queue.store import Store
 from bot.viewer.links import admin_ok, check_link
 from bot.viewer.pages import Pages, page_headers
 from bot.viewer.stream import Follow, RunSource, follow
 from bot.viewer.tracefile import Record, TraceReader
 from bot.viewer.view import build_view
+from bot.vocabulary import FINAL_STATUSES, JobStatus
 
 STREAM_HEADERS = {**page_headers(), "X-Accel-Buffering": "no"}
 """Proxies must not buffer the event stream."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.viewer.chart import Point, cost_chart
 from bot.viewer.tracefile import Record
+from bot.vocabulary import RUNNING
 
 KNOWN = {
     "start": {"kind", "title", "model", "small_model", "model_reason", "branch", "base_sha", "contract"},
@@ -302,7 +303,7 @@ class RunView:
 
     @property
     def status(self) -> str:
-        return (text(self.end.get("outcome")) or "ended") if self.end is not None else "running"
+        return (text(self.end.get("outcome")) or "ended") if self.end is not None else RUNNING
 
     @property
     def latest_checks(self) -> list[CheckView]:

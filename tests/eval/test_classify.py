@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from bot.eval.classify import classify, summarize, wilson
-from bot.eval.models import Class, HiddenResult, TaskRecord, TestState, Tokens
+from bot.eval.models import Class, HiddenResult, TaskRecord, Tokens
+from bot.vocabulary import TestState
 
 
 def hidden(f2p: list[TestState], p2p: list[TestState] | None = None) -> HiddenResult:

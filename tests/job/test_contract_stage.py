@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 from bot.job.contract_stage import ContractDecision, ContractStage
 from bot.markers import PROGRESS_KIND, marker
-from bot.queue.models import FINAL_STATUSES, Job
+from bot.queue.models import Job
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
+from bot.vocabulary import FINAL_STATUSES
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_files import serve_files
 from tests.support.pipelines import ContractOnly, issue_comment

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from bot.queue.health import job_counts
-from bot.queue.models import FINAL_STATUSES
 from bot.queue.store import Store
+from bot.vocabulary import FINAL_STATUSES
 from tests.support.pipelines import wait_for
 from tests.support.processes import AI_FIX, env_for, free_port
 from tests.support.service import wait_until

@@ -9,8 +9,9 @@ import pytest
 from bot.intake.metrics import Metrics
 from bot.queue.governance import Limits, day_start, waiting_notices
 from bot.queue.health import job_counts, queue_figures
-from bot.queue.models import WORK_KINDS, Trigger
+from bot.queue.models import Trigger
 from bot.queue.store import Store
+from bot.vocabulary import WORK_KINDS
 from tests.support.pipelines import Gate, wait_for
 from tests.support.postgres import Clock
 from tests.support.service import settled, wait_until

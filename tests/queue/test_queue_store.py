@@ -12,9 +12,10 @@ from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
 from bot.intake.triggers import decide
 from bot.queue.health import event_counts
-from bot.queue.models import WORK_KINDS, Trigger
+from bot.queue.models import Trigger
 from bot.queue.sqlite_db import parse_sqlite_url
 from bot.queue.store import Store
+from bot.vocabulary import WORK_KINDS
 from tests.support.webhooks import labeled
 
 LEASE = 30.0

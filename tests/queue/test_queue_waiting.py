@@ -12,8 +12,9 @@ import pytest
 from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
 from bot.intake.triggers import decide
-from bot.queue.models import WORK_KINDS, PlanAnswer
+from bot.queue.models import PlanAnswer
 from bot.queue.store import Store
+from bot.vocabulary import WORK_KINDS
 from tests.support.webhooks import REPO, labeled
 
 LEASE = 30.0

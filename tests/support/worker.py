@@ -19,10 +19,11 @@ from bot.commands.services import github_app
 from bot.commands.toolkit import delivery_pipeline
 from bot.github.retry import RetryPolicy
 from bot.model.scripted import ScriptedModel
-from bot.queue.models import WORK_KINDS, Trigger, TriggerKind
+from bot.queue.models import Trigger
 from bot.queue.store import Store
 from bot.queue.worker import WorkerConfig, WorkerPool
 from bot.settings import load_settings
+from bot.vocabulary import WORK_KINDS, TriggerKind
 from tests.support.fake_pulls import PullsGitHub
 from tests.support.model import FakeMessagesAPI, serve_fake_api
 from tests.support.webhooks import INSTALLATION, REPO
