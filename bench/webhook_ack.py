@@ -1,6 +1,6 @@
 """Webhook acknowledgement benchmark: N signed deliveries at concurrency C against real `ai-fix serve` processes.
 
-Protocol (the same as the Probot anchor in the README): GitHub's documented `issues.labeled` example
+Protocol (the same as the Probot anchor in docs/benchmarks.md): GitHub's documented `issues.labeled` example
 payload, keep-alive connections, each delivery timed from the first byte sent to the last byte of the
 answer. Every delivery is a trigger for a different issue (so none merge) and a share of them are
 redeliveries of an earlier X-GitHub-Delivery (which must not create a job). Afterwards the job store is
