@@ -67,6 +67,6 @@ def demo_main(args: argparse.Namespace) -> int:
         print("--- the PR body ai-fix would post (pr.md) ---")
         print((root / "out" / "pr.md").read_text())
         print(
-            "(replayed: run `ai-fix run --repo PATH --issue FILE.md` with a model key set, e.g. AIFIX_ANTHROPIC_API_KEY, for a live session; README: Model providers)"
+            "(replayed: run `ai-fix run --repo PATH --issue FILE.md` with a model key set, e.g. AIFIX_ANTHROPIC_API_KEY, for a live session; docs/settings.md: Model providers)"
         )
     return 0 if result.accepted else 1

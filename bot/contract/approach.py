@@ -62,7 +62,7 @@ class Span(BaseModel):
 
 
 class Estimate(BaseModel):
-    """What a run of one approach is expected to take, and how that was worked out (see README, "Plan approval")."""
+    """What a run of one approach is expected to take, and how that was worked out (see docs/using.md, "Plan approval")."""
 
     model: str
     steps: Span

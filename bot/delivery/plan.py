@@ -19,7 +19,7 @@ METHOD = (
     "own stable context, priced for the run's model with the price table (the stable part read from the prompt "
     "cache after the first step); capped by the contract's budget"
 )
-"""How the estimate is worked out, in one sentence (the README's "Plan approval" section says more)."""
+"""How the estimate is worked out, in one sentence (docs/using.md, "Plan approval", says more)."""
 
 
 class PlanView(BaseModel):

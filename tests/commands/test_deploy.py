@@ -1,4 +1,4 @@
-"""deploy/compose.yaml: the services the README describes, each running a real ai-fix command with real settings."""
+"""deploy/compose.yaml: the services docs/install.md describes, each running a real ai-fix command with real settings."""
 
 from pathlib import Path
 
