@@ -185,10 +185,10 @@ class Attempt:
 
     def find_pr(self) -> PullRef | None:
         if self.state.pr_number is not None:
-            return self.out.get_pr(self.state.pr_number)
+            return self.out.pulls.get(self.state.pr_number)
         if self.snapshot.pr_number is not None:
-            return self.out.get_pr(self.snapshot.pr_number)
-        return self.out.find_pr(self.issue, branch_name(self.issue, self.snapshot.title))
+            return self.out.pulls.get(self.snapshot.pr_number)
+        return self.out.pulls.find(self.issue, branch_name(self.issue, self.snapshot.title))
 
     def show_contract(self, section: str, open_: bool) -> str:
         """The contract stage's section in the issue comment; the comment's URL."""
@@ -205,7 +205,7 @@ class Attempt:
         self.post_progress()
 
     def post_progress(self) -> str:
-        comment = self.out.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
+        comment = self.out.comments.upsert_progress(self.issue, render_progress(self.progress), self.state.comment_id)
         self.state.comment_id = int(comment["id"])
         return str(comment.get("html_url", ""))
 
@@ -358,7 +358,7 @@ class Attempt:
             ci=ci,
             records=kept,
         )
-        self.pr = self.out.upsert_pr(
+        self.pr = self.out.pulls.upsert(
             issue_number=self.issue,
             branch=result.branch,
             base=self.snapshot.default_branch,
@@ -369,11 +369,11 @@ class Attempt:
         self.state.pr_number = self.pr.number
         self.progress.pr_url = self.pr.html_url
         self.save()
-        self.out.request_review(self.pr, self.snapshot.sender)
-        self.pr = self.out.set_ready(self.pr, ready_for_review(result))
-        self.out.set_outcome_label(self.pr, result.outcome)
+        self.out.pulls.request_review(self.pr, self.snapshot.sender)
+        self.pr = self.out.pulls.set_ready(self.pr, ready_for_review(result))
+        self.out.pulls.set_outcome_label(self.pr, result.outcome)
         if result.head_sha:
-            self.out.publish_check_run(
+            self.out.checks.publish(
                 result.head_sha,
                 render_check_run(result, pr_url=self.pr.html_url, run_url=self.run_url),
                 details_url=self.run_url or self.pr.html_url,
@@ -382,6 +382,8 @@ class Attempt:
             if comment.id in self.state.replied:
                 continue
             reply = render_reply(comment, result, round_diff=result.diff, pr_url=self.pr.html_url)
-            self.out.reply_once(self.pr, comment.id, reply, key=f"comment={comment.id} head={result.head_sha[:12]}")
+            self.out.comments.reply_once(
+                self.pr, comment.id, reply, key=f"comment={comment.id} head={result.head_sha[:12]}"
+            )
             self.state.replied.append(comment.id)
             self.save()
