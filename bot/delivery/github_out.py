@@ -266,10 +266,9 @@ class Comments:
         if any(c.get("in_reply_to_id") == comment_id and tag in (c.get("body") or "") for c in comments):
             return False
         text = self.redactor.text(f"{tag}\n{body}")
-        client = self.client
         answer(
-            lambda: client.rest.rest.pulls.create_reply_for_review_comment(
-                client.owner, client.name, pr.number, comment_id, body=text
+            lambda: self.client.rest.rest.pulls.create_reply_for_review_comment(
+                self.client.owner, self.client.name, pr.number, comment_id, body=text
             )
         )
         comments.append({"in_reply_to_id": comment_id, "body": text})

@@ -3,6 +3,7 @@
 `ai-fix serve` runs a WorkerPool in-process (a background service of the app); `ai-fix worker` runs
 one on its own against the same database (leases keep two processes from running the same job). SIGTERM drains: no new claims,
 running jobs get a grace period to reach a checkpoint, what remains is released for another worker.
+The pool's threads claim; `runner.py` runs each claimed job and `leases.py` keeps their leases.
 """
 
 from __future__ import annotations
