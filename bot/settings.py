@@ -3,14 +3,52 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
 
 PRICE_KEYS = frozenset({"input", "output", "cache_write", "cache_read"})
+
+
+def _absolute(value: Path) -> Path:
+    # Absolute once, at start: git commands run with other working directories (`git worktree add` in eval).
+    return value.expanduser().absolute()
+
+
+def _priced(value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    for model, price in value.items():
+        unknown = set(price) - PRICE_KEYS
+        if unknown or not {"input", "output"} <= set(price) or any(v < 0 for v in price.values()):
+            raise ValueError(
+                f"{model}: give input and output (and optionally cache_write, cache_read) in USD per million "
+                'tokens, none negative, e.g. {"input": 1.0, "output": 2.0}'
+            )
+    return value
+
+
+def _service_address(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    if not value.startswith(("https://", "http://")):
+        raise ValueError("must be the service's address starting with https:// (e.g. https://ai-fix.example.com)")
+    return value.strip().rstrip("/")
+
+
+def _signing_key(value: SecretStr | None) -> SecretStr | None:
+    if value is not None and len(value.get_secret_value()) < 16:
+        raise ValueError("must be at least 16 characters; make one with `openssl rand -hex 32`")
+    return value
+
+
+# Each field's own rule travels with its type, so the settings class lists the knobs and only the rule
+# that spans two fields (_key_sources) stays in it.
+AbsolutePath = Annotated[Path, AfterValidator(_absolute)]
+ModelPrices = Annotated[dict[str, dict[str, float]], AfterValidator(_priced)]
+ServiceAddress = Annotated[str | None, AfterValidator(_service_address)]
+SigningKey = Annotated[SecretStr | None, AfterValidator(_signing_key)]
 
 
 class Settings(BaseSettings):
@@ -93,7 +131,7 @@ class Settings(BaseSettings):
     small_model: str | None = None
     """Cheap model for small mechanical tasks and history compression; unset: `claude-haiku-4-5` when the model
     is Anthropic's, else the model itself (one vendor's key is enough)."""
-    model_prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    model_prices: ModelPrices = Field(default_factory=dict)
     """Prices of models the shipped table lacks (self-hosted, brand new): JSON such as
     `{"openai:my-model": {"input": 1.0, "output": 2.0}}`, USD per million tokens (`cache_write` and
     `cache_read` may be given too; else the input rate). A model with no price runs with its cost unknown."""
@@ -107,7 +145,7 @@ class Settings(BaseSettings):
     """Overrides every repository's `sandbox.pull` (e.g. `never` on an offline host)."""
     sandbox_snapshots: int = Field(default=3, ge=0, le=100)
     """Setup snapshots kept per repository (container backends); older ones are removed. 0 keeps none."""
-    work_dir: Path = Path("ai-fix-work")
+    work_dir: AbsolutePath = Path("ai-fix-work")
     """Where job workspaces and traces are kept on the host."""
     pipeline: str = "bot.commands.toolkit:delivery_pipeline"
     """What a job runs after its snapshot: "module:factory", the factory takes the settings and returns a Pipeline."""
@@ -115,46 +153,12 @@ class Settings(BaseSettings):
     """Where `ai-fix eval` keeps the source releases it downloads for tasks built from PyPI (checked by sha256)."""
     eval_index_url: str = "https://pypi.org/simple"
     """The package index (PEP 691 simple API) `ai-fix eval` downloads those releases from."""
-    public_url: str | None = None
+    public_url: ServiceAddress = None
     """Where people reach this service (https://ai-fix.example.com); run-viewer links are built from it."""
-    viewer_secret: SecretStr | None = None
+    viewer_secret: SigningKey = None
     """Key that signs run-viewer links (HMAC over the job id and the expiry); no links are made when unset."""
     viewer_link_days: int = Field(default=30, ge=1, le=3650)
     """How long a signed run-viewer link stays valid."""
-
-    @field_validator("work_dir")
-    @classmethod
-    def _work_dir(cls, value: Path) -> Path:
-        # Absolute once, at start: git commands run with other working directories (`git worktree add` in eval).
-        return value.expanduser().absolute()
-
-    @field_validator("model_prices")
-    @classmethod
-    def _model_prices(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-        for model, price in value.items():
-            unknown = set(price) - PRICE_KEYS
-            if unknown or not {"input", "output"} <= set(price) or any(v < 0 for v in price.values()):
-                raise ValueError(
-                    f"{model}: give input and output (and optionally cache_write, cache_read) in USD per million "
-                    'tokens, none negative, e.g. {"input": 1.0, "output": 2.0}'
-                )
-        return value
-
-    @field_validator("public_url")
-    @classmethod
-    def _public_url(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        if not value.startswith(("https://", "http://")):
-            raise ValueError("must be the service's address starting with https:// (e.g. https://ai-fix.example.com)")
-        return value.strip().rstrip("/")
-
-    @field_validator("viewer_secret")
-    @classmethod
-    def _viewer_secret(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and len(value.get_secret_value()) < 16:
-            raise ValueError("must be at least 16 characters; make one with `openssl rand -hex 32`")
-        return value
 
     @model_validator(mode="after")
     def _key_sources(self) -> Settings:

@@ -56,23 +56,19 @@ def pull_ref(data: Mapping[str, Any]) -> PullRef:
     )
 
 
-class GitHubOutput:
-    """Writes one job's output into its repository through the job's installation-scoped client."""
+def answer(call: Callable[[], Any]) -> Any:
+    """One API call's decoded answer; a failure after the client's retries says which call and status."""
+    with calling():
+        return call().json()
 
-    def __init__(self, client: RepoClient, *, secrets: Callable[[], Iterable[str]]) -> None:
-        self.client = client
-        self.gh = client.rest
-        self.owner, self.name = client.owner, client.name
+
+class Redactor:
+    """The job's secrets taken out of an outgoing text; not knowing them means posting nothing."""
+
+    def __init__(self, secrets: Callable[[], Iterable[str]]) -> None:
         self._secrets = secrets
-        self._review_comments: dict[int, list[dict[str, Any]]] = {}
-        """PR number -> its review comments, listed once per job and extended with the replies posted since."""
 
-    def _json(self, call: Callable[[], Any]) -> Any:
-        """One API call's decoded answer; a failure after the client's retries says which call and status."""
-        with calling():
-            return call().json()
-
-    def _safe(self, text: str) -> str:
+    def text(self, text: str) -> str:
         try:
             held = list(self._secrets())
         except Exception as exc:  # not knowing the secrets means not knowing what to remove: post nothing
@@ -81,11 +77,32 @@ class GitHubOutput:
             ) from exc
         return safe_outgoing(text, held)
 
-    # Pull request -------------------------------------------------------------------------------
+    def annotation(self, annotation: dict[str, Any]) -> dict[str, Any]:
+        return {k: self.text(v) if isinstance(v, str) else v for k, v in annotation.items()}
 
-    def find_pr(self, issue_number: int, branch: str) -> PullRef | None:
+
+class GitHubOutput:
+    """Writes one job's output into its repository through the job's installation-scoped client.
+
+    Each part owns one kind of object on GitHub and shares the one redactor, so no text skips it."""
+
+    def __init__(self, client: RepoClient, *, secrets: Callable[[], Iterable[str]]) -> None:
+        redactor = Redactor(secrets)
+        self.pulls = PullRequests(client, redactor)
+        self.checks = CheckRuns(client, redactor)
+        self.comments = Comments(client, redactor)
+
+
+class PullRequests:
+    """The one pull request per issue: found by branch and marker, opened as a draft, its state and labels."""
+
+    def __init__(self, client: RepoClient, redactor: Redactor) -> None:
+        self.client, self.gh, self.redactor = client, client.rest, redactor
+        self.owner, self.name = client.owner, client.name
+
+    def find(self, issue_number: int, branch: str) -> PullRef | None:
         """The one PR for this issue: its branch and marker, open first; a closed one is not reused."""
-        exact = self._json(
+        exact = answer(
             lambda: self.gh.rest.pulls.list(self.owner, self.name, head=f"{self.owner}:{branch}", state="open")
         )
         for data in exact:
@@ -98,7 +115,7 @@ class GitHubOutput:
             def listing(page: int = page) -> Any:
                 return self.gh.rest.pulls.list(self.owner, self.name, state="open", per_page=100, page=page)
 
-            pulls = self._json(listing)
+            pulls = answer(listing)
             for data in pulls:
                 if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(
                     data.get("body"), PR_KIND
@@ -108,15 +125,15 @@ class GitHubOutput:
                 break
         return None
 
-    def get_pr(self, number: int) -> PullRef:
+    def get(self, number: int) -> PullRef:
         return pull_ref(self.client.get_pull(number))
 
-    def upsert_pr(
+    def upsert(
         self, *, issue_number: int, branch: str, base: str, title: str, body: str, existing: PullRef | None
     ) -> PullRef:
         """Open a draft PR, or update the body of the existing one; "already exists" means find and update it."""
-        title, body = self._safe(title), self._safe(body)
-        pr = existing or self.find_pr(issue_number, branch)
+        title, body = self.redactor.text(title), self.redactor.text(body)
+        pr = existing or self.find(issue_number, branch)
         if pr is None:
             try:
                 with calling(handled=(422,)):
@@ -127,13 +144,19 @@ class GitHubOutput:
             except Refused as exc:
                 if "already exists" not in exc.message:
                     raise GitHubError(f"GitHub refused to open the pull request for {branch}: {exc.message}") from None
-                pr = self.find_pr(issue_number, branch)
+                pr = self.find(issue_number, branch)
                 if pr is None:
                     raise GitHubError(
                         f"GitHub says a pull request for {branch} exists but none carries ai-fix's marker for #{issue_number}; "
                         "close it or delete the branch, then retry"
                     ) from exc
-        data = self._json(lambda: self.gh.rest.pulls.update(self.owner, self.name, pr.number, title=title, body=body))
+        data = answer(lambda: self.gh.rest.pulls.update(self.owner, self.name, pr.number, title=title, body=body))
+        return pull_ref(data)
+
+    def update_body(self, pr: PullRef, body: str) -> PullRef:
+        """Replace the PR body (its hidden records changed); the title stays."""
+        text = self.redactor.text(body)
+        data = answer(lambda: self.gh.rest.pulls.update(self.owner, self.name, pr.number, body=text))
         return pull_ref(data)
 
     def request_review(self, pr: PullRef, login: str) -> bool:
@@ -159,7 +182,7 @@ class GitHubOutput:
         """The outcome's label on the PR (`ai-fix:handoff`, `ai-fix:unverified`), the other one removed."""
         wanted = OUTCOME_LABELS.get(outcome)
         if wanted:
-            self._json(lambda: self.gh.rest.issues.add_labels(self.owner, self.name, pr.number, labels=[wanted]))
+            answer(lambda: self.gh.rest.issues.add_labels(self.owner, self.name, pr.number, labels=[wanted]))
         for label in {HANDOFF_LABEL, UNVERIFIED_LABEL} - {wanted}:
             try:
                 with calling(handled=(404,)):
@@ -167,29 +190,35 @@ class GitHubOutput:
             except Refused:
                 pass  # the label was not there, which is what we want
 
-    # Check run ---------------------------------------------------------------------------------
 
-    def publish_check_run(self, head_sha: str, output: CheckRunOutput, *, details_url: str = "") -> int:
+class CheckRuns:
+    """The `ai-fix` check run on a head commit."""
+
+    def __init__(self, client: RepoClient, redactor: Redactor) -> None:
+        self.gh, self.redactor = client.rest, redactor
+        self.owner, self.name = client.owner, client.name
+
+    def publish(self, head_sha: str, output: CheckRunOutput, *, details_url: str = "") -> int:
         """One `ai-fix` check run per head commit (updated on a re-run); annotations go 50 per request."""
         batches = output.batches()
         payload = {
-            "title": self._safe(output.title),
-            "summary": self._safe(output.summary),
-            "text": self._safe(output.text),
-            "annotations": [self._safe_annotation(a) for a in batches[0]],
+            "title": self.redactor.text(output.title),
+            "summary": self.redactor.text(output.summary),
+            "text": self.redactor.text(output.text),
+            "annotations": [self.redactor.annotation(a) for a in batches[0]],
         }
         fields: dict[str, Any] = {"status": "completed", "conclusion": output.conclusion, "output": payload}
         if details_url:
             fields["details_url"] = details_url
-        existing = self._json(
+        existing = answer(
             lambda: self.gh.rest.checks.list_for_ref(self.owner, self.name, head_sha, check_name=CHECK_NAME)
         )
         runs = existing.get("check_runs", [])
         if runs:
             run_id = int(runs[0]["id"])
-            self._json(lambda: self.gh.rest.checks.update(self.owner, self.name, run_id, **fields))
+            answer(lambda: self.gh.rest.checks.update(self.owner, self.name, run_id, **fields))
         else:
-            created = self._json(
+            created = answer(
                 lambda: self.gh.rest.checks.create(self.owner, self.name, name=CHECK_NAME, head_sha=head_sha, **fields)
             )
             run_id = int(created["id"])
@@ -197,38 +226,36 @@ class GitHubOutput:
             more = {
                 "title": payload["title"],
                 "summary": payload["summary"],
-                "annotations": [self._safe_annotation(a) for a in batch],
+                "annotations": [self.redactor.annotation(a) for a in batch],
             }
-            self._json(lambda more=more: self.gh.rest.checks.update(self.owner, self.name, run_id, output=more))  # type: ignore[misc]
+            answer(lambda more=more: self.gh.rest.checks.update(self.owner, self.name, run_id, output=more))  # type: ignore[misc]
         return run_id
 
-    def _safe_annotation(self, annotation: dict[str, Any]) -> dict[str, Any]:
-        return {k: self._safe(v) if isinstance(v, str) else v for k, v in annotation.items()}
 
-    # Comments ----------------------------------------------------------------------------------
+class Comments:
+    """ai-fix's comments: the one progress comment per issue, replies, and review-thread replies posted once."""
 
-    def upsert_comment(self, issue_number: int, body: str, tag: str, comment_id: int | None = None) -> dict[str, Any]:
+    def __init__(self, client: RepoClient, redactor: Redactor) -> None:
+        self.client, self.redactor = client, redactor
+        self._review_comments: dict[int, list[dict[str, Any]]] = {}
+        """PR number -> its review comments, listed once per job and extended with the replies posted since."""
+
+    def upsert(self, issue_number: int, body: str, tag: str, comment_id: int | None = None) -> dict[str, Any]:
         """The one bot comment carrying the hidden `tag` on the issue, edited in place; created only when there is none."""
-        return self.client.upsert_marked_comment(issue_number, self._safe(body), tag, comment_id=comment_id)
+        return self.client.upsert_marked_comment(issue_number, self.redactor.text(body), tag, comment_id=comment_id)
 
     def upsert_progress(self, issue_number: int, body: str, comment_id: int | None) -> dict[str, Any]:
         """The one comment ai-fix keeps on the issue (found by its marker unless its id is known)."""
-        return self.upsert_comment(issue_number, body, marker(PROGRESS_KIND, issue_number), comment_id)
+        return self.upsert(issue_number, body, marker(PROGRESS_KIND, issue_number), comment_id)
 
     def progress_body(self, issue_number: int) -> str:
         """What the issue's progress comment says now ("" when there is none)."""
         found = self.client.find_marked_comment(issue_number, marker(PROGRESS_KIND, issue_number))
         return str(found.get("body") or "") if found else ""
 
-    def comment(self, number: int, body: str) -> dict[str, Any]:
+    def post(self, number: int, body: str) -> dict[str, Any]:
         """A new comment on an issue or pull request (a reply to a command, say)."""
-        return self.client.create_comment(number, self._safe(body))
-
-    def update_pr_body(self, pr: PullRef, body: str) -> PullRef:
-        """Replace the PR body (its hidden records changed); the title stays."""
-        text = self._safe(body)
-        data = self._json(lambda: self.gh.rest.pulls.update(self.owner, self.name, pr.number, body=text))
-        return pull_ref(data)
+        return self.client.create_comment(number, self.redactor.text(body))
 
     def reply_once(self, pr: PullRef, comment_id: int, body: str, *, key: str) -> bool:
         """Reply in a review thread unless a reply with this key is already there (a redelivered review)."""
@@ -238,10 +265,10 @@ class GitHubOutput:
             comments = self._review_comments[pr.number] = self.client.list_review_comments(pr.number)
         if any(c.get("in_reply_to_id") == comment_id and tag in (c.get("body") or "") for c in comments):
             return False
-        text = self._safe(f"{tag}\n{body}")
-        self._json(
-            lambda: self.gh.rest.pulls.create_reply_for_review_comment(
-                self.owner, self.name, pr.number, comment_id, body=text
+        text = self.redactor.text(f"{tag}\n{body}")
+        answer(
+            lambda: self.client.rest.rest.pulls.create_reply_for_review_comment(
+                self.client.owner, self.client.name, pr.number, comment_id, body=text
             )
         )
         comments.append({"in_reply_to_id": comment_id, "body": text})

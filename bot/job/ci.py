@@ -89,8 +89,8 @@ class CiJob:
         if decision.record != pull.record:
             pull.save(decision.record)
         if decision.draft:
-            pull.pr = self.out.set_ready(pull.pr, False)
-            self.out.comment(pull.pr.number, draft_comment(decision.draft))
+            pull.pr = self.out.pulls.set_ready(pull.pr, False)
+            self.out.comments.post(pull.pr.number, draft_comment(decision.draft))
         if decision.action != "round":
             data_out = {"pr": pull.pr.html_url, "head": head, "action": decision.action}
             skipped = decision.action == "skip"

@@ -16,7 +16,9 @@ class ProgressComment:
     def post(self) -> str:
         """Create or update the comment; its URL. Its id is kept in the round's state, so it is edited, never doubled."""
         state = self.checkpoint.state
-        comment = self.out.upsert_progress(self.progress.issue_number, render_progress(self.progress), state.comment_id)
+        comment = self.out.comments.upsert_progress(
+            self.progress.issue_number, render_progress(self.progress), state.comment_id
+        )
         state.comment_id = int(comment["id"])
         return str(comment.get("html_url", ""))
 

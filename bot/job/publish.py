@@ -39,11 +39,11 @@ class PullRequestSide:
         """The PR this round continues, if any, and what its body records; the progress comment shows them."""
         state, progress = self.checkpoint.state, self.comment.progress
         if state.pr_number is not None:
-            self.pr = self.out.get_pr(state.pr_number)
+            self.pr = self.out.pulls.get(state.pr_number)
         elif self.snapshot.pr_number is not None:
-            self.pr = self.out.get_pr(self.snapshot.pr_number)
+            self.pr = self.out.pulls.get(self.snapshot.pr_number)
         else:
-            self.pr = self.out.find_pr(self.snapshot.number, branch_name(self.snapshot.number, self.snapshot.title))
+            self.pr = self.out.pulls.find(self.snapshot.number, branch_name(self.snapshot.number, self.snapshot.title))
         if state.rounds is None:
             # Read once per job: after this job publishes, the PR body also records this job's own round.
             state.rounds = read_rounds(self.pr.body) if self.pr else []
@@ -74,7 +74,7 @@ class PullRequestSide:
             ci=ci,
             records=kept,
         )
-        pr = self.out.upsert_pr(
+        pr = self.out.pulls.upsert(
             issue_number=self.snapshot.number,
             branch=result.branch,
             base=self.snapshot.default_branch,
@@ -86,11 +86,11 @@ class PullRequestSide:
         self.checkpoint.state.pr_number = pr.number
         progress.pr_url = pr.html_url
         self.checkpoint.save()
-        self.out.request_review(pr, self.snapshot.sender)
-        self.pr = pr = self.out.set_ready(pr, ready_for_review(result))
-        self.out.set_outcome_label(pr, result.outcome)
+        self.out.pulls.request_review(pr, self.snapshot.sender)
+        self.pr = pr = self.out.pulls.set_ready(pr, ready_for_review(result))
+        self.out.pulls.set_outcome_label(pr, result.outcome)
         if result.head_sha:
-            self.out.publish_check_run(
+            self.out.checks.publish(
                 result.head_sha,
                 render_check_run(result, pr_url=pr.html_url, run_url=run_url),
                 details_url=run_url or pr.html_url,
@@ -104,6 +104,6 @@ class PullRequestSide:
             if comment.id in replied:
                 continue
             reply = render_reply(comment, result, round_diff=result.diff, pr_url=pr.html_url)
-            self.out.reply_once(pr, comment.id, reply, key=f"comment={comment.id} head={result.head_sha[:12]}")
+            self.out.comments.reply_once(pr, comment.id, reply, key=f"comment={comment.id} head={result.head_sha[:12]}")
             replied.append(comment.id)
             self.checkpoint.save()

@@ -67,7 +67,9 @@ class OwnPull:
             body = replace_hidden_record(ROUNDS_RECORD, body, [r.model_dump(mode="json") for r in rounds])
             self.rounds = rounds
         if body != self.pr.body:
-            self.pr = self.out.update_pr_body(self.pr, body)
+            self.pr = self.out.pulls.update_body(self.pr, body)
         self.record = record
-        progress = self.out.progress_body(self.issue) or f"{marker(PROGRESS_KIND, self.issue)}\n### ai-fix progress\n"
-        self.out.upsert_progress(self.issue, with_ci_section(progress, record), None)
+        progress = (
+            self.out.comments.progress_body(self.issue) or f"{marker(PROGRESS_KIND, self.issue)}\n### ai-fix progress\n"
+        )
+        self.out.comments.upsert_progress(self.issue, with_ci_section(progress, record), None)

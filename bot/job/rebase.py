@@ -158,7 +158,9 @@ class RebaseJob:
         """The reply on the pull request, the round in its body, the note in the progress comment."""
         base, record = pull.pr.base_ref, pull.record.model_copy(deep=True)
         if merged.problem:
-            self.out.comment(pull.pr.number, not_merged_reply(base, merged.base_sha, merged.problem, merged.checks))
+            self.out.comments.post(
+                pull.pr.number, not_merged_reply(base, merged.base_sha, merged.problem, merged.checks)
+            )
             record.add(
                 CiNote(kind="not_merged", head_sha=pull.pr.head_sha, text=f"could not merge {base}: {merged.problem}")
             )
@@ -183,5 +185,5 @@ class RebaseJob:
         record.add(CiNote(kind="rebase", head_sha=merged.head_sha, text=reason))
         pull.save(record, rounds)
         reply = rebase_reply(base, merged.base_sha, merged.head_sha, merged.resolved, merged.checks, merged.summary)
-        self.out.comment(pull.pr.number, reply)
+        self.out.comments.post(pull.pr.number, reply)
         return JobOutcome(status=DONE, reason=reason, data={"pr": pull.pr.html_url, "head": merged.head_sha})

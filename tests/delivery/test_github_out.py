@@ -50,10 +50,10 @@ def body(text: str = "") -> str:
 
 
 def test_one_draft_pr_per_issue_updated_in_place(fake: PullsGitHub, out: GitHubOutput) -> None:
-    first = out.upsert_pr(
+    first = out.pulls.upsert(
         issue_number=1, branch=BRANCH, base="main", title="ai-fix: README", body=body("one"), existing=None
     )
-    again = out.upsert_pr(
+    again = out.pulls.upsert(
         issue_number=1, branch=BRANCH, base="main", title="ai-fix: README", body=body("two"), existing=None
     )
     assert first.draft and first.number == again.number
@@ -63,47 +63,49 @@ def test_one_draft_pr_per_issue_updated_in_place(fake: PullsGitHub, out: GitHubO
 
 
 def test_already_exists_answer_means_find_and_update(fake: PullsGitHub, out: GitHubOutput) -> None:
-    out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body("one"), existing=None)
+    out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body("one"), existing=None)
     # A lagging list (GitHub's search is eventually consistent) misses it once; create answers 422 "already exists".
     fake.script("GET", r"/pulls$", httpx.Response(200, json=[]), httpx.Response(200, json=[]))
-    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body("two"), existing=None)
+    pr = out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body("two"), existing=None)
     assert len(fake.pulls_of(REPO)) == 1 and fake.pulls_of(REPO)[0]["body"] == body("two") and pr.number == 1 + 1
     assert len(fake.calls_to("pulls/create")) == 2
 
 
 def test_a_pr_without_our_marker_on_our_branch_is_not_taken_over(fake: PullsGitHub, out: GitHubOutput) -> None:
-    out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body="someone else's PR", existing=None)
+    out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body="someone else's PR", existing=None)
     with pytest.raises(GitHubError, match="none carries ai-fix's marker"):
-        out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+        out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
 
 
 def test_ready_and_back_to_draft_through_graphql_only_when_needed(fake: PullsGitHub, out: GitHubOutput) -> None:
-    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
-    pr = out.set_ready(pr, True)
-    pr = out.set_ready(pr, True)
+    pr = out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+    pr = out.pulls.set_ready(pr, True)
+    pr = out.pulls.set_ready(pr, True)
     assert not pr.draft and fake.graphql_calls == [{"mutation": "markPullRequestReadyForReview", "number": pr.number}]
-    pr = out.set_ready(pr, False)
+    pr = out.pulls.set_ready(pr, False)
     assert pr.draft and fake.pulls_of(REPO)[0]["draft"] is True and len(fake.graphql_calls) == 2
 
 
 def test_reviewer_label_and_refused_reviewer(fake: PullsGitHub, out: GitHubOutput) -> None:
-    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
-    assert out.request_review(pr, "Codertocat") is True
-    assert out.request_review(pr, "stranger") is False  # 422 from GitHub: not a collaborator
-    out.set_outcome_label(pr, "handed_off")
-    out.set_outcome_label(pr, "handed_off")
+    pr = out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+    assert out.pulls.request_review(pr, "Codertocat") is True
+    assert out.pulls.request_review(pr, "stranger") is False  # 422 from GitHub: not a collaborator
+    out.pulls.set_outcome_label(pr, "handed_off")
+    out.pulls.set_outcome_label(pr, "handed_off")
     assert fake.labels[(REPO, pr.number)] == [HANDOFF_LABEL]
-    out.set_outcome_label(pr, "unverified")
+    out.pulls.set_outcome_label(pr, "unverified")
     assert fake.labels[(REPO, pr.number)] == [UNVERIFIED_LABEL], "one outcome label at a time"
-    out.set_outcome_label(pr, "accepted")
-    out.set_outcome_label(pr, "accepted")  # already gone: 404 is what we wanted
+    out.pulls.set_outcome_label(pr, "accepted")
+    out.pulls.set_outcome_label(pr, "accepted")  # already gone: 404 is what we wanted
     assert fake.labels[(REPO, pr.number)] == []
 
 
 def test_progress_comment_is_edited_in_place_and_found_by_marker(fake: PullsGitHub, out: GitHubOutput) -> None:
     fake.add_comment(REPO, 1, "Codertocat", f"{marker('progress', 1)} pasted by a person")
-    first = out.upsert_progress(1, f"{marker('progress', 1)}\nstep 1", None)
-    second = out.upsert_progress(1, f"{marker('progress', 1)}\nstep 2", None)  # a new attempt: found by its marker
+    first = out.comments.upsert_progress(1, f"{marker('progress', 1)}\nstep 1", None)
+    second = out.comments.upsert_progress(
+        1, f"{marker('progress', 1)}\nstep 2", None
+    )  # a new attempt: found by its marker
     assert first["id"] == second["id"]
     assert [c["body"].splitlines()[-1] for c in fake.bot_comments(REPO, 1)] == ["step 2"]
     assert fake.comments[(REPO, 1)][0]["body"].endswith("pasted by a person")
@@ -114,8 +116,8 @@ def test_check_run_annotations_go_fifty_per_request_and_reruns_update(fake: Pull
     tests = [Case(id=f"t.py::test_{i}", status="fail", file="t.py", line=i + 1, message="boom") for i in range(75)]
     result.final.results.append(CheckResult(name="more", command="x", status="fail", tests=tests))
     output = render_check_run(result)
-    first = out.publish_check_run("c" * 40, output)
-    second = out.publish_check_run("c" * 40, output)
+    first = out.checks.publish("c" * 40, output)
+    second = out.checks.publish("c" * 40, output)
     assert first == second and len(fake.check_runs) == 1
     posted = [
         len(c.json["output"].get("annotations", []))
@@ -128,10 +130,10 @@ def test_check_run_annotations_go_fifty_per_request_and_reruns_update(fake: Pull
 
 
 def test_thread_reply_is_posted_once_per_key(fake: PullsGitHub, out: GitHubOutput) -> None:
-    pr = out.upsert_pr(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+    pr = out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
     thread = fake.add_review_comment(REPO, pr.number, 77, "Codertocat", "rename this")
-    assert out.reply_once(pr, thread["id"], "Changed it", key="comment=1 head=abc") is True
-    assert out.reply_once(pr, thread["id"], "Changed it", key="comment=1 head=abc") is False
+    assert out.comments.reply_once(pr, thread["id"], "Changed it", key="comment=1 head=abc") is True
+    assert out.comments.reply_once(pr, thread["id"], "Changed it", key="comment=1 head=abc") is False
     assert [r["body"].splitlines()[-1] for r in fake.replies(REPO, pr.number)] == ["Changed it"]
 
 
@@ -141,10 +143,10 @@ def test_every_outgoing_text_is_redacted_and_nothing_is_posted_when_redaction_fa
     token = client.token.get_secret_value()
     out = GitHubOutput(client, secrets=lambda: [CANARY, token])
     leaky = f"{CANARY} {token} {CANARY[2:12]}"
-    pr = out.upsert_pr(
+    pr = out.pulls.upsert(
         issue_number=1, branch=BRANCH, base="main", title=f"ai-fix: {leaky}", body=body(leaky), existing=None
     )
-    out.upsert_progress(1, body(leaky), None)
+    out.comments.upsert_progress(1, body(leaky), None)
     sent = [str(c.json) for c in fake.calls if c.json]
     assert sent and not any(CANARY[2:12] in s or token in s for s in sent)
 
@@ -153,7 +155,7 @@ def test_every_outgoing_text_is_redacted_and_nothing_is_posted_when_redaction_fa
 
     before = len(fake.calls)
     with pytest.raises(RedactionError):
-        GitHubOutput(client, secrets=broken).upsert_pr(
+        GitHubOutput(client, secrets=broken).pulls.upsert(
             issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=pr
         )
     assert len(fake.calls) == before, "nothing may be sent when redaction fails"
@@ -162,11 +164,11 @@ def test_every_outgoing_text_is_redacted_and_nothing_is_posted_when_redaction_fa
 def test_errors_name_the_call_whether_github_answers_or_not(fake: PullsGitHub, out: GitHubOutput) -> None:
     fake.on("pulls/list", lambda call: httpx.Response(403, json={"message": "Resource not accessible by integration"}))
     with pytest.raises(GitHubError, match=r"GET /repos/Codertocat/Hello-World/pulls answered 403 .*permission"):
-        out.find_pr(1, BRANCH)
+        out.pulls.find(1, BRANCH)
 
     def unreachable(call: object) -> httpx.Response:
         raise httpx.ConnectError("connection refused")
 
     fake.on("pulls/list", unreachable)
     with pytest.raises(GitHubError, match=r"failed \(\w+\); check AIFIX_GITHUB_API_URL"):
-        out.find_pr(1, BRANCH)
+        out.pulls.find(1, BRANCH)

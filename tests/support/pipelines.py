@@ -49,7 +49,7 @@ def issue_comment(snapshot: Snapshot, ctx: JobContext) -> Callable[[str, bool], 
 
     def post(section: str, open_: bool) -> str:
         progress.contract, progress.contract_open = section, open_
-        return str(out.upsert_progress(snapshot.number, render_progress(progress), None).get("html_url", ""))
+        return str(out.comments.upsert_progress(snapshot.number, render_progress(progress), None).get("html_url", ""))
 
     return post
 

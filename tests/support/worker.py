@@ -59,7 +59,7 @@ class Worker:
         """Claim the job (again, after a failed attempt) and run it the way a worker thread does."""
         job = self.store.claim(self.pool.owner, WORK_KINDS, 60)
         assert job is not None, "no job to claim"
-        self.pool.run_job(job)
+        self.pool.runner.run(job)
 
     def jobs(self) -> list[dict[str, Any]]:
         return [job.model_dump() for job in self.store.list_jobs()]
