@@ -4,9 +4,10 @@ The setup key digests what the setup's result depends on: the commands, the name
 secrets (never their values) and the contents of the files `sandbox.setup_inputs` names (lock files,
 manifests). A container sandbox that holds a snapshot for that key restores it instead of running
 setup; otherwise setup runs with its secrets in its environment only, and what it created in the
-workspace is handed to the sandbox to keep for the repository's later jobs. A setup given secrets
-that leaves one in the workspace fails (`bot.checks.setup_leaks`), before any snapshot is kept: so a
-snapshot never holds a secret, and one reused need not be searched again.
+workspace is handed to the sandbox to keep for the repository's later jobs. After a setup given
+secrets, the sandbox drops what it left outside the workspace, and one that left a secret in the
+workspace fails (`bot.checks.setup_leaks`) before any snapshot is kept: so a snapshot never holds a
+secret, and one reused need not be searched again.
 """
 
 from __future__ import annotations
@@ -126,6 +127,8 @@ def prepare_environment(
     given = {} if offline else dict(env)
     stamped = stamps(sandbox.workspace) if given else {}
     results = run_setup(sandbox, commands, env=None if offline else env, network=not offline)
+    if given:
+        sandbox.forget_setup()
     took = time.monotonic() - began
     outputs = created(before, _walk(sandbox.workspace, into_dependencies=True))
     if given:

@@ -1,13 +1,15 @@
 """Files setup left holding a setup secret, found before the model's first turn so the job can stop there.
 
 A setup secret is in the setup commands' environment only. A file that setup writes it into (a `.npmrc`,
-a `pip.conf`, a git URL with the token in `.git/config`) stays in the workspace, where the checks can
-read it and print it in any form to the model, which no redaction can follow. So after a setup that was
-given secrets, every path it created or changed in the workspace (the project's environment folder and
-`.git` included) is searched, its name and, for a regular file, its first SEARCHED_BYTES (as they are
-and with their lines joined), for each secret as it is, backwards, URL-encoded, or in base64, base64url,
-base32 or hex wherever it begins in the encoded data (`bot.redact.secret_forms`). Symlinks are neither followed nor read through; a file that
-cannot be read counts as holding every secret, since the checks might read it.
+a `pip.conf`, a git URL with the token in `.git/config`) would stay where the checks can read it and
+print it in any form to the model, which no redaction can follow. Outside the workspace the sandbox
+drops what setup left (`Sandbox.forget_setup`); the workspace must keep the environment, so after a
+setup that was given secrets, every path it created or changed there (the project's environment folder
+and `.git` included) is searched: its name and, for a regular file, its first SEARCHED_BYTES (as they
+are and with their lines joined), for each secret as it is, backwards, URL-encoded, or in base64,
+base64url, base32 or hex wherever it begins in the encoded data (`bot.redact.secret_forms`). Symlinks
+are neither followed nor read through; a file that cannot be read counts as holding every secret,
+since the checks might read it.
 """
 
 from __future__ import annotations

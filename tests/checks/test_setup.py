@@ -152,6 +152,36 @@ def test_offline_setup_has_no_network_no_package_cache_and_no_setup_secret(tmp_p
     ]
 
 
+@pytest.mark.parametrize(
+    "kind", [pytest.param("podman", marks=pytest.mark.podman), pytest.param("bwrap", marks=pytest.mark.bwrap)]
+)
+def test_what_a_setup_with_secrets_left_outside_the_workspace_never_reaches_the_checks(
+    kind: str, tmp_path: Path
+) -> None:
+    if skip_reason(kind):
+        pytest.skip(f"this machine cannot run {kind}: {skip_reason(kind)}")
+    workspace = calc_repo(tmp_path / "ws")
+    secret = "s3cr3t-value-for-setup-only"
+    leaves = 'mkdir -p "$HOME" && printf %s "$INDEX_TOKEN" | tee "$HOME/.npmrc" > "$AI_FIX_ARTIFACTS/token"'
+    look = 'cat "$HOME/.npmrc" "$AI_FIX_ARTIFACTS/token"; echo; cat kept'
+    box = open_test_sandbox(kind, workspace)
+    try:
+        without = box.exec(f"{leaves} && echo environment > kept", timeout=30, setup=True, env={"INDEX_TOKEN": secret})
+        assert without.exit_code == 0 and secret in box.exec(look, timeout=30).output, "left there, checks read it"
+        (workspace / "kept").unlink()
+        task = contract(
+            setup=[f"{leaves} && echo environment > kept"],
+            setup_secrets=["INDEX_TOKEN"],
+            checks=[Check(name="look", run=look)],
+        )
+        report = SandboxChecks(box, task, [secret], setup_env={"INDEX_TOKEN": secret}).setup()
+        seen = box.exec(look, timeout=30)
+    finally:
+        box.close()
+    assert report.status == "ran" and report.secret_files == [], report.problem
+    assert secret not in seen.output and seen.output.splitlines()[-1] == "environment", seen.output
+
+
 @pytest.mark.podman
 def test_a_setup_that_leaves_its_secret_behind_keeps_no_snapshot(tmp_path: Path) -> None:
     if skip_reason("podman"):
