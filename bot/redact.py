@@ -62,11 +62,10 @@ def is_secret_file(path: str) -> bool:
     return any(fnmatch(name, glob) for glob in SECRET_FILE_GLOBS)
 
 
-@functools.lru_cache(maxsize=1024)
-def _variants(secret: str) -> frozenset[str]:
-    """The secret and the encodings it commonly travels in (computed once per secret: texts are redacted often)."""
+def _encodings(secret: str) -> set[str]:
+    """The whole secret, as it is and in the forms it commonly travels in."""
     raw = secret.encode()
-    out = {
+    return {
         secret,
         secret[::-1],  # written backwards (`rev`), to slip past a plain match
         urllib.parse.quote(secret, safe=""),
@@ -75,6 +74,12 @@ def _variants(secret: str) -> frozenset[str]:
         base64.urlsafe_b64encode(raw).decode(),
         base64.b64encode(raw).decode().rstrip("="),
     }
+
+
+@functools.lru_cache(maxsize=1024)
+def _variants(secret: str) -> frozenset[str]:
+    """The secret and the encodings it commonly travels in (computed once per secret: texts are redacted often)."""
+    out = _encodings(secret)
     # Multi-line secrets (PEM keys) are also matched line by line.
     out.update(line.strip() for line in secret.splitlines() if len(line.strip()) >= MIN_FRAGMENT)
     return frozenset(v for v in out if v)
@@ -93,11 +98,15 @@ def _aligned(encode: Callable[[bytes], bytes], raw: bytes, block: int, width: in
     of the secret in the encoded stream (`block` input bytes make `width` characters): only the groups at the
     edges mix with unknown neighbours, so the whole groups inside are those of `raw[k:]` for one k below `block`."""
     out: set[str] = set()
-    for k in range(block):
-        data = raw[k:]
-        text = encode(data[: len(data) // block * block]).decode()
+    for text in _cores(encode, raw, block):
         out.update(text[i : i + width * groups] for i in range(0, len(text) - width * groups + 1, width))
     return out
+
+
+def _cores(encode: Callable[[bytes], bytes], raw: bytes, block: int) -> list[str]:
+    """For each k below `block`, the encoding of `raw[k:]` cut to whole blocks: wherever the secret's bytes begin
+    in an encoded stream, one of these appears in it whole."""
+    return [encode(raw[k:][: (len(raw) - k) // block * block]).decode() for k in range(block)]
 
 
 def _encoded_pieces(secret: str) -> tuple[set[str], set[str]]:
@@ -112,6 +121,24 @@ def _encoded_pieces(secret: str) -> tuple[set[str], set[str]]:
     hexed = raw.hex()
     folded.update(hexed[i : i + 2 * piece] for i in range(0, len(hexed) - 2 * piece + 1, 2))
     return exact, {f.lower() for f in folded}
+
+
+@functools.lru_cache(maxsize=256)
+def secret_forms(secret: str) -> frozenset[str]:
+    """How data holding the whole secret shows it, to tell whether a file gives it away (masking also takes pieces):
+    as it is, backwards, URL-encoded, in base64 or base64url wherever it begins in the encoded stream (`user:token`
+    encoded whole), and in hex or base32 (in lower or upper case, as encoders write them)."""
+    raw = secret.encode()
+    cased = {raw.hex(), *_cores(base64.b32encode, raw, 5)}
+    return frozenset(
+        f
+        for f in _encodings(secret).union(
+            *(_cores(e, raw, 3) for e in (base64.b64encode, base64.urlsafe_b64encode)),
+            {c.lower() for c in cased},
+            {c.upper() for c in cased},
+        )
+        if f
+    )
 
 
 _ESCAPES = re.compile(rf"(?:\\{{1,2}}u[0-9a-fA-F]{{4}}){{{MIN_FRAGMENT},}}")

@@ -86,11 +86,16 @@ class SetupReport(BaseModel):
     """What setup said of itself: its output's lines starting `ai-fix:` (which way a guessed install took)."""
     removed: list[str] = Field(default_factory=list)
     """What a failed guessed setup had made, removed so the checks run with the environment as it was."""
+    searched: int = 0
+    """Paths setup created or changed that were searched for the setup secrets it was given (none held one)."""
+    search_s: float = 0.0
+    secret_files: list[str] = Field(default_factory=list)
+    """Paths setup left holding a setup secret (as written, backwards or encoded): the job stops before the model."""
 
     @property
     def guess_failed(self) -> bool:
-        """A detected setup failed: the run goes on without it and the baseline decides."""
-        return self.status == FAILED and self.origin == "detected"
+        """A detected setup failed (and left no secret behind): the run goes on without it and the baseline decides."""
+        return self.status == FAILED and self.origin == "detected" and not self.secret_files
 
     def describe(self) -> str:
         """One line for the log, the job's events and the progress comment."""
@@ -112,6 +117,9 @@ class SetupReport(BaseModel):
             saved = f"; snapshot saved as {self.snapshot}" if self.snapshot else ""
             line = f"ran {which}{where} in {took}{saved}"
         line += "".join(f"; {note}" for note in self.notes)
+        if self.searched:
+            paths = f"{self.searched} path{'s' if self.searched != 1 else ''}"
+            line += f"; searched the {paths} it wrote for its setup secrets in {self.search_s:.1f} s: none found"
         inputs = ", ".join(self.changed_inputs)
         if self.offline == "ran":
             line += f"; ran again without network for the change to {inputs}"

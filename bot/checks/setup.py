@@ -4,7 +4,10 @@ The setup key digests what the setup's result depends on: the commands, the name
 secrets (never their values) and the contents of the files `sandbox.setup_inputs` names (lock files,
 manifests). A container sandbox that holds a snapshot for that key restores it instead of running
 setup; otherwise setup runs with its secrets in its environment only, and what it created in the
-workspace is handed to the sandbox to keep for the repository's later jobs.
+workspace is handed to the sandbox to keep for the repository's later jobs. After a setup given
+secrets, the sandbox drops what it left outside the workspace, and one that left a secret in the
+workspace fails (`bot.checks.setup_leaks`) before any snapshot is kept: so a snapshot never holds a
+secret, and one reused need not be searched again.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from bot.checks.classify import environment_error
 from bot.checks.models import SetupReport
 from bot.checks.runner import run_setup
+from bot.checks.setup_leaks import leak_problem, secret_files, stamps, touched
 from bot.contract.globs import glob_match
 from bot.contract.models import TaskContract
 from bot.envdir import DEPENDENCY_DIRS
@@ -28,7 +32,7 @@ from bot.sandbox.base import Sandbox
 from bot.secrets import REPOS_SUFFIX, SETUP_SECRET_PREFIX
 from bot.vocabulary import FAILED
 
-KEY_VERSION = "ai-fix setup 1"
+KEY_VERSION = "ai-fix setup 2"
 """Bump when what a snapshot holds changes, so older snapshots are not reused."""
 NOTE = "ai-fix: "
 """Setup output lines that start so are what a setup command says of itself; the report keeps them."""
@@ -89,7 +93,9 @@ def prepare_environment(
     """Reuse the setup's snapshot, or run setup (and keep a snapshot); what happened, and how long it took.
 
     `offline`: the tree holds files the model may have written, so the commands run as ordinary ones
-    (no network, no package caches, no setup secrets) and no snapshot is reused or kept.
+    (no network, no package caches, no setup secrets) and no snapshot is reused or kept. After setup
+    given secrets, what it created or changed is searched for them: one found fails the setup (even
+    a guessed one, which would otherwise go on) naming the paths and the secrets.
     """
     began = time.monotonic()
     commands = contract.setup
@@ -118,9 +124,27 @@ def prepare_environment(
         problem = f"the setup secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} (setup_secrets in .github/ai-fix.yml) {'are' if len(missing) > 1 else 'is'} not provided; set {names} on the ai-fix host"
         return base.model_copy(update={"status": FAILED, "problem": problem})
     before = set(_walk(sandbox.workspace, into_dependencies=True))
+    given = {} if offline else dict(env)
+    stamped = stamps(sandbox.workspace) if given else {}
     results = run_setup(sandbox, commands, env=None if offline else env, network=not offline)
+    if given:
+        sandbox.forget_setup()
     took = time.monotonic() - began
     outputs = created(before, _walk(sandbox.workspace, into_dependencies=True))
+    if given:
+        searching = time.monotonic()
+        wrote = touched(sandbox.workspace, stamped)
+        leaks = secret_files(sandbox.workspace, wrote, given)
+        if leaks:  # whatever else happened: neither a snapshot, the checks nor the model may see them
+            return base.model_copy(
+                update={
+                    "status": FAILED,
+                    "problem": leak_problem(leaks, secrets),
+                    "secret_files": sorted(leaks),
+                    "duration_s": took,
+                }
+            )
+        base = base.model_copy(update={"searched": len(wrote), "search_s": time.monotonic() - searching})
     notes = [line.strip() for r in results for line in redact(r.output, secrets).splitlines() if line.startswith(NOTE)]
     base = base.model_copy(update={"notes": notes})
     if results and results[-1].exit_code != 0:

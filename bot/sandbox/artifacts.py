@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -20,3 +21,12 @@ def read_artifact(directory: Path, name: str, limit: int) -> bytes | None:
         if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return None
         return fh.read(limit + 1)[:limit]
+
+
+def empty(directory: Path) -> None:
+    """Remove everything in `directory` (links themselves, never what they point at), keeping the directory."""
+    for entry in os.scandir(directory):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            Path(entry.path).unlink(missing_ok=True)

@@ -91,6 +91,11 @@ class Sandbox(Protocol):
         The snapshot's name, or None when this backend keeps none (or it could not be made).
         """
 
+    def forget_setup(self) -> None:
+        """After setup commands that had setup secrets: drop what they left outside the workspace (the artifact
+        directory; a container's /tmp, where HOME is), so the checks find nothing of setup's but the workspace,
+        which is searched for the secrets."""
+
     def missing_command(self, program: str) -> str:
         """Why `program` is not found in this sandbox, and what would add it."""
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bot.contract.models import SandboxConfig
 from bot.errors import SandboxUnavailable
-from bot.sandbox.artifacts import read_artifact
+from bot.sandbox.artifacts import empty, read_artifact
 from bot.sandbox.base import ExecResult, SandboxJob
 from bot.sandbox.environment import (
     ARTIFACT_DIR,
@@ -208,6 +208,11 @@ class BwrapSandbox:
 
     def save_setup(self, outputs: Sequence[str]) -> str | None:
         return None
+
+    def forget_setup(self) -> None:
+        # /tmp (and HOME in it) is a fresh tmpfs for every command already.
+        if self._artifacts is not None:
+            empty(self._artifacts)
 
     def missing_command(self, program: str) -> str:
         return missing_advice(program, self._path)

@@ -10,7 +10,9 @@ process group is killed; at a timeout every process of the sandbox user is (`kil
 sessions they made, and the next command gets a fresh container over the same workspace.
 
 `network: setup` runs the setup commands in a separate one-off container with the engine's default
-network and the same mounts and limits; only what they write into the workspace carries over.
+network and the same mounts and limits; only what they write into the workspace carries over. Setup
+commands that had setup secrets and ran in the job's container are followed by a fresh container, so
+nothing they left in /tmp (HOME) carries over either.
 
 Before the container starts, the image is pulled by the pull policy (`bot.sandbox.pull`); a job
 whose setup was snapshotted before starts from the snapshot instead (`bot.sandbox.snapshots`).
@@ -34,7 +36,7 @@ from bot.contract.models import SandboxConfig
 from bot.envdir import VENV_BIN
 from bot.errors import SandboxUnavailable
 from bot.sandbox import snapshots
-from bot.sandbox.artifacts import read_artifact
+from bot.sandbox.artifacts import empty, read_artifact
 from bot.sandbox.base import ExecResult, SandboxJob
 from bot.sandbox.capture import HeadTail
 from bot.sandbox.engine import Engine, engine_command, engine_env, last_line, probe_engine, run_engine
@@ -166,6 +168,13 @@ class ContainerSandbox:
             return None
         snapshots.prune(self.engine, self.job.repo, self.job.keep_snapshots, cwd=self._engine_cwd)
         return tag
+
+    def forget_setup(self) -> None:
+        if self._control is not None:
+            empty(self._control)  # between commands it holds only what they left (their scripts are gone)
+        if self.config.network != "setup":  # setup ran in the job's container: the next command gets a fresh one
+            self._stop_server()
+            self._remove_container()
 
     def missing_command(self, program: str) -> str:
         return (

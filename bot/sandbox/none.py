@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bot.contract.models import SandboxConfig
-from bot.sandbox.artifacts import read_artifact
+from bot.sandbox.artifacts import empty, read_artifact
 from bot.sandbox.base import ExecResult
 from bot.sandbox.environment import host_sandbox_env
 from bot.sandbox.process import run_process
@@ -67,6 +67,12 @@ class NoSandbox:
 
     def save_setup(self, outputs: Sequence[str]) -> str | None:
         return None
+
+    def forget_setup(self) -> None:
+        # Its HOME and artifacts only: this backend isolates nothing, the whole host is the commands'.
+        if self._artifacts is not None:
+            empty(self._artifacts)
+            empty(Path(self._home))
 
     def missing_command(self, program: str) -> str:
         return f"command not found: {program}; install it on this host (the sandbox is `none`) or add a setup command"

@@ -1,9 +1,11 @@
 """Preparing the environment and the checks around it, in real sandboxes: the setup key, setup secrets, the
-package cache only setup sees, and detected checks the environment cannot run set aside."""
+package cache only setup sees, a setup that leaves its secret behind, and detected checks the environment cannot
+run set aside."""
 
 from __future__ import annotations
 
 import sys
+import uuid
 from hashlib import sha256
 from pathlib import Path
 
@@ -13,9 +15,19 @@ from bot.checks.bound import SandboxChecks
 from bot.checks.setup import created, setup_key
 from bot.contract.models import Check, SandboxConfig, TaskContract
 from bot.sandbox.base import SandboxJob
+from bot.sandbox.engine import run_engine
 from bot.sandbox.select import open_sandbox
+from bot.sandbox.snapshots import REPO_LABEL, repo_slug
+from bot.vocabulary import FAILED
 from tests.support.pytest_samples import calc_repo, write_repo
-from tests.support.sandbox import inside_env, open_test_sandbox, python_paths, skip_reason
+from tests.support.sandbox import (
+    build_test_image,
+    image_config,
+    inside_env,
+    open_test_sandbox,
+    python_paths,
+    skip_reason,
+)
 from tests.support.server import tcp_listener
 
 PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q tests/test_calc.py -k test_ok"
@@ -118,7 +130,9 @@ def test_offline_setup_has_no_network_no_package_cache_and_no_setup_secret(tmp_p
     with tcp_listener() as (port, accepted):
         connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
         probe = (
-            'echo "token=${INDEX_TOKEN:-unset} cache=${PIP_CACHE_DIR:-unset}" >> .probe'
+            # The token's hash only: setup leaving the token itself in a file would stop the job.
+            'token=$([ -n "$INDEX_TOKEN" ] && printf %s "$INDEX_TOKEN" | sha256sum | cut -c1-16 || echo unset)'
+            ' && echo "token=$token cache=${PIP_CACHE_DIR:-unset}" >> .probe'
             f' && ({sys.executable} -c "{connect}" 2>/dev/null && echo connected || echo no-network) >> .probe'
         )
         task = contract(setup=[probe], setup_secrets=["INDEX_TOKEN"], sandbox=config)
@@ -131,11 +145,99 @@ def test_offline_setup_has_no_network_no_package_cache_and_no_setup_secret(tmp_p
         assert len(accepted) == 1, "only the setup that is not offline connected"
     assert (online.status, offline.status) == ("ran", "ran")
     assert (workspace / ".probe").read_text().splitlines() == [
-        f"token={secret} cache=/tmp/ai-fix-cache/pip",
+        f"token={sha256(secret.encode()).hexdigest()[:16]} cache=/tmp/ai-fix-cache/pip",
         "connected",
         "token=unset cache=unset",
         "no-network",
     ]
+
+
+@pytest.mark.parametrize(
+    "kind", [pytest.param("podman", marks=pytest.mark.podman), pytest.param("bwrap", marks=pytest.mark.bwrap)]
+)
+def test_what_a_setup_with_secrets_left_outside_the_workspace_never_reaches_the_checks(
+    kind: str, tmp_path: Path
+) -> None:
+    if skip_reason(kind):
+        pytest.skip(f"this machine cannot run {kind}: {skip_reason(kind)}")
+    workspace = calc_repo(tmp_path / "ws")
+    secret = "s3cr3t-value-for-setup-only"
+    leaves = 'mkdir -p "$HOME" && printf %s "$INDEX_TOKEN" | tee "$HOME/.npmrc" > "$AI_FIX_ARTIFACTS/token"'
+    look = 'cat "$HOME/.npmrc" "$AI_FIX_ARTIFACTS/token"; echo; cat kept'
+    box = open_test_sandbox(kind, workspace)
+    try:
+        without = box.exec(f"{leaves} && echo environment > kept", timeout=30, setup=True, env={"INDEX_TOKEN": secret})
+        assert without.exit_code == 0 and secret in box.exec(look, timeout=30).output, "left there, checks read it"
+        (workspace / "kept").unlink()
+        task = contract(
+            setup=[f"{leaves} && echo environment > kept"],
+            setup_secrets=["INDEX_TOKEN"],
+            checks=[Check(name="look", run=look)],
+        )
+        report = SandboxChecks(box, task, [secret], setup_env={"INDEX_TOKEN": secret}).setup()
+        seen = box.exec(look, timeout=30)
+    finally:
+        box.close()
+    assert report.status == "ran" and report.secret_files == [], report.problem
+    assert secret not in seen.output and seen.output.splitlines()[-1] == "environment", seen.output
+
+
+@pytest.mark.podman
+def test_a_setup_that_leaves_its_secret_behind_keeps_no_snapshot(tmp_path: Path) -> None:
+    if skip_reason("podman"):
+        pytest.skip(f"this machine cannot run podman: {skip_reason('podman')}")
+    build_test_image()
+    repo, secret = f"owner/leak-{uuid.uuid4().hex[:8]}", "s3cr3t-value-for-setup-only"
+    leaves = 'mkdir -p .ai-fix-env && printf %s "$INDEX_TOKEN" | rev > .ai-fix-env/token'
+    reports = {}
+    try:
+        for name, command in (("cleans up", f"{leaves} && rm .ai-fix-env/token"), ("leaves it", leaves)):
+            workspace = calc_repo(tmp_path / name)
+            task = contract(setup=[command], setup_secrets=["INDEX_TOKEN"])
+            job = SandboxJob(repo=repo, setup_key=setup_key(task, workspace), keep_snapshots=2)
+            ro_paths = [Path("/usr"), *python_paths()]
+            box = open_sandbox("podman", workspace, image_config(), env=inside_env(), ro_paths=ro_paths, job=job)
+            try:
+                reports[name] = SandboxChecks(box, task, [secret], setup_env={"INDEX_TOKEN": secret}).setup()
+            finally:
+                box.close()
+        listed = run_engine(
+            "podman",
+            "images",
+            "--filter",
+            f"label={REPO_LABEL}={repo_slug(repo)}",
+            "--format",
+            "{{.Repository}}:{{.Tag}}",
+        )
+    finally:
+        for report in reports.values():
+            if report.snapshot:
+                run_engine("podman", "rmi", report.snapshot)
+    kept, left = reports["cleans up"], reports["leaves it"]
+    assert kept.status == "ran" and kept.snapshot, "the same setup, cleaned up, is snapshotted"
+    assert left.status == FAILED and left.secret_files == [".ai-fix-env/token"] and left.snapshot == ""
+    assert listed.stdout.decode().split() == [kept.snapshot], "no snapshot holds the secret"
+
+
+@pytest.mark.bwrap
+def test_a_guessed_setup_that_fails_after_leaving_its_secret_stops_the_job(tmp_path: Path) -> None:
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    workspace = calc_repo(tmp_path / "ws")
+    secret = "s3cr3t-value-for-setup-only"
+    task = contract(
+        setup=['printf %s "$INDEX_TOKEN" | base64 > .token.b64 && exit 3'],
+        setup_origin="detected",
+        setup_secrets=["INDEX_TOKEN"],
+    )
+    box = open_test_sandbox("bwrap", workspace)
+    try:
+        report = SandboxChecks(box, task, [secret], setup_env={"INDEX_TOKEN": secret}).setup()
+    finally:
+        box.close()
+    assert report.status == FAILED and report.secret_files == [".token.b64"]
+    assert not report.guess_failed, "a failed guess goes on with the checks; one that left the secret does not"
+    assert report.describe().startswith("failed after") and secret not in report.describe()
 
 
 @pytest.mark.bwrap

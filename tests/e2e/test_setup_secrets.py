@@ -1,21 +1,42 @@
-"""A setup secret goes only to the repositories the operator names for it: `ai-fix run` (the real Anthropic
-client on the fake Messages API, bwrap) on the sample repository, whose config asks for a secret."""
+"""A setup secret goes only to the repositories the operator names for it, and a job whose setup leaves it in a
+file stops before the model: `ai-fix run` (the real Anthropic client on the fake Messages API, bwrap) on the
+sample repository, whose config asks for a secret."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
+from bot.redact import secret_forms
 from bot.secrets import env_secrets, secret_allowed, setup_secret_repos, setup_secrets
-from tests.support.runs import DEMO_SCRIPT, config, run_local, sample_files
+from tests.support.runs import DEMO_SCRIPT, LocalRun, config, run_local, sample_files
 
 pytestmark = pytest.mark.bwrap
 
 TOKEN = "index-token-4Fq8Lm2Zr7Xw"
 SETUP = 'echo "ai-fix: token sha256 $(printf %s "$INDEX_TOKEN" | sha256sum | cut -c1-64)"'
 ASKS = config() + f"setup_secrets: [INDEX_TOKEN]\nsetup:\n  - '{SETUP}'\n"
+
+
+def asks(command: str) -> dict[str, str]:
+    """The sample repository with a config whose one setup command, given INDEX_TOKEN, is `command`."""
+    return sample_files(
+        **{".github/ai-fix.yml": config() + f"setup_secrets: [INDEX_TOKEN]\nsetup:\n  - {json.dumps(command)}\n"}
+    )
+
+
+def run_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> LocalRun:
+    monkeypatch.setenv("AIFIX_SETUP_SECRET_INDEX_TOKEN", TOKEN)
+    monkeypatch.setenv("AIFIX_SETUP_SECRET_INDEX_TOKEN_REPOS", "*")  # a local run's repository is its path
+    return run_local(tmp_path, DEMO_SCRIPT, files=asks(command))
+
+
+def gives_away(text: str) -> list[str]:
+    """The forms of TOKEN (as it is, backwards, encoded) that `text` holds."""
+    return [form for form in secret_forms(TOKEN) if form in text]
 
 
 def test_the_patterns_and_the_variables() -> None:
@@ -56,3 +77,42 @@ def test_a_repository_named_for_a_secret_gets_it_in_setup(tmp_path: Path, monkey
     assert run.result.outcome == "accepted", run.result.reason
     [baseline] = [r for r in run.trace() if r["kind"] == "baseline"]
     assert baseline["setup"]["notes"] == [f"ai-fix: token sha256 {hashlib.sha256(TOKEN.encode()).hexdigest()}"]
+
+
+@pytest.mark.parametrize(
+    ("command", "where"),
+    [
+        pytest.param('mkdir -p .ai-fix-env && printf %s "$INDEX_TOKEN" | rev > .ai-fix-env/index.rev',
+                     ".ai-fix-env/index.rev", id="reversed"),
+        pytest.param("""printf '_auth=%s\\n' "$(printf 'ci-bot:%s' "$INDEX_TOKEN" | base64 -w0)" > .npmrc""",
+                     ".npmrc", id="base64"),
+    ],
+)  # fmt: skip
+def test_a_setup_that_leaves_the_secret_in_a_file_stops_the_job_before_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, where: str
+) -> None:
+    run = run_named(tmp_path, monkeypatch, command)
+    assert run.result.outcome == "handed_off" and run.fake.bodies == [], "stopped before the model"
+    assert f"setup left the setup secret INDEX_TOKEN in {where} (as written, backwards or encoded)" in run.result.reason
+    assert "delete what it wrote with it" in run.result.reason
+    [baseline] = [r for r in run.trace() if r["kind"] == "baseline"]
+    assert baseline["setup"]["secret_files"] == [where] and baseline["checks"] is None, "no check ran"
+    for text in (run.result.reason, run.log, (run.out / "pr.md").read_text(), (run.out / "trace.jsonl").read_text()):
+        assert where in text and gives_away(text) == []
+
+
+def test_a_setup_that_uses_the_secret_and_leaves_no_trace_of_it_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A credentials file for one install, removed by the same command; what stays holds the token's hash only.
+    command = (
+        'mkdir -p .ai-fix-env && printf "//npm.example/:_authToken=%s\\n" "$INDEX_TOKEN" > .npmrc'
+        " && grep -c _authToken .npmrc && rm .npmrc"
+        ' && printf %s "$INDEX_TOKEN" | sha256sum > .ai-fix-env/token.sha256'
+    )
+    run = run_named(tmp_path, monkeypatch, command)
+    assert run.result.outcome == "accepted", run.result.reason
+    [baseline] = [r for r in run.trace() if r["kind"] == "baseline"]
+    assert baseline["setup"]["secret_files"] == [] and baseline["setup"]["searched"] >= 2, "the new files were searched"
+    assert f"searched the {baseline['setup']['searched']} paths it wrote for its setup secrets in" in run.log
+    assert ": none found" in run.log
