@@ -18,7 +18,7 @@ FLOORS: list[set[str]] = [
     {"checks"},
     {"evidence", "ci"},
     {"loop"},
-    {"delivery", "eval"},
+    {"publish", "eval"},
     {"job"},
     {"viewer"},
     {"intake"},

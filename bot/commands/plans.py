@@ -13,10 +13,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from bot.contract.approach import ApprovedApproach, Estimate, Proposal
-from bot.delivery.plan import METHOD, estimate_text
 from bot.errors import ConfigError
 from bot.loop.planning import PlanResult
 from bot.loop.result import Cost
+from bot.publish.plan import METHOD, estimate_text
 
 LOCAL_APPROVER = "local"
 

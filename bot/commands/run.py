@@ -19,7 +19,6 @@ from bot.contract.approach import ApprovedApproach
 from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.files import LocalRepoFiles, read_issue_file
 from bot.contract.models import TaskContract
-from bot.delivery.render import render_pr_body
 from bot.errors import ConfigError
 from bot.loop.planning import PlanResult
 from bot.loop.preflight import clarification_reason
@@ -28,6 +27,7 @@ from bot.loop.result import RunResult
 from bot.loop.session import ModelOpener, RunInput, plan_session, run_session
 from bot.loop.trace import Trace
 from bot.model.routing import choose_model
+from bot.publish.render import render_pr_body
 from bot.redact import redact, redact_json
 from bot.secrets import held_secrets
 from bot.settings import Settings, load_settings

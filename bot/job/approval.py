@@ -18,13 +18,13 @@ from pydantic import BaseModel, Field
 from bot.checks.models import SetupReport
 from bot.contract.approach import ApprovedApproach, Estimate, Proposal
 from bot.contract.models import TaskContract
-from bot.delivery.plan import PlanView, render_plan
 from bot.job.checkpoint import Checkpoint
 from bot.job.paths import trace_file
 from bot.job.progress_comment import ProgressComment
 from bot.loop.planning import PlanResult
 from bot.loop.result import Cost
 from bot.loop.session import RunInput, Toolkit, plan_session
+from bot.publish.plan import PlanView, render_plan
 from bot.queue.models import PlanAnswer
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from bot.delivery.github_out import PullRef
 from bot.job.checkpoint import Checkpoint
+from bot.publish.github_out import PullRef
 from bot.queue.pipeline import JobContext
 from bot.secrets import repo_secrets
 from bot.snapshot import Snapshot

@@ -6,13 +6,14 @@ import contextlib
 
 from pydantic import BaseModel, Field
 
-from bot.delivery.models import RoundRecord
 from bot.loop.records import Spent
 from bot.loop.result import RunResult
+from bot.publish.models import RoundRecord
 from bot.queue.pipeline import JobContext, JobInterrupted
 
 STATE_KEY = "delivery"
-"""Where `ctx.state` keeps a round's state: the name jobs stored by earlier versions already use."""
+"""Where `ctx.state` keeps a round's state: the name jobs stored by earlier versions use (renaming it would orphan
+the state of jobs in flight across an upgrade)."""
 
 
 class RoundState(BaseModel):

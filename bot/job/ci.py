@@ -16,14 +16,14 @@ from bot.ci.models import FAILING, CiRound, FailedCheck, HeadCi
 from bot.ci.read import head_ci
 from bot.contract.build import build_contract
 from bot.contract.models import TaskContract
-from bot.delivery.ci_notes import draft_comment
-from bot.delivery.github_out import GitHubOutput
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
 from bot.github.client import GitHubStatusError
 from bot.job.pipeline import RoundPipeline
 from bot.job.pull import OwnPull
 from bot.job.rounds import RoundInput
+from bot.publish.ci_notes import draft_comment
+from bot.publish.github_out import GitHubOutput
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 from bot.vocabulary import DONE, SKIPPED

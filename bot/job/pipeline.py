@@ -15,20 +15,20 @@ from collections.abc import Callable
 
 from bot.checks.models import SetupReport
 from bot.contract.models import TaskContract
-from bot.delivery.evidence import not_verified
-from bot.delivery.github_out import GitHubOutput
-from bot.delivery.handoff import handoff_lines
-from bot.delivery.models import Progress
 from bot.job.approval import ApprovalStage, wants_plan
 from bot.job.checkout import Checkout
 from bot.job.checkpoint import Checkpoint
 from bot.job.contract_stage import ContractStage
 from bot.job.paths import trace_file
+from bot.job.pr_side import PullRequestSide
 from bot.job.progress_comment import ProgressComment
-from bot.job.publish import PullRequestSide
 from bot.job.rounds import RoundInput, rounds_feedback
 from bot.loop.result import Handoff, RunResult
 from bot.loop.session import RunInput, Toolkit, run_session
+from bot.publish.evidence import not_verified
+from bot.publish.github_out import GitHubOutput
+from bot.publish.handoff import handoff_lines
+from bot.publish.models import Progress
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome
 from bot.redact import safe_outgoing
 from bot.snapshot import Snapshot

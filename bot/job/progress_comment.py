@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.delivery.github_out import GitHubOutput
-from bot.delivery.models import Progress
-from bot.delivery.progress import render_progress
 from bot.job.checkpoint import Checkpoint
+from bot.publish.github_out import GitHubOutput
+from bot.publish.models import Progress
+from bot.publish.progress import render_progress
 from bot.vocabulary import CommentPhase, Outcome
 
 

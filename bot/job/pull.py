@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from bot.ci.models import CI_RECORD, CiRecord, read_ci_record
-from bot.delivery.github_out import GitHubOutput, PullRef, pull_ref
-from bot.delivery.models import ROUNDS_RECORD, RoundRecord, read_rounds
-from bot.delivery.progress import with_ci_section
 from bot.markers import PROGRESS_KIND, marker, opened_by_ai_fix, replace_hidden_record
+from bot.publish.github_out import GitHubOutput, PullRef, pull_ref
+from bot.publish.models import ROUNDS_RECORD, RoundRecord, read_rounds
+from bot.publish.progress import with_ci_section
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 from bot.vocabulary import SKIPPED

@@ -19,15 +19,15 @@ from bot.checks.models import CheckRun
 from bot.ci.models import CiNote
 from bot.contract.build import build_contract
 from bot.contract.models import TaskContract
-from bot.delivery.ci_notes import not_merged_reply, rebase_reply
-from bot.delivery.github_out import GitHubOutput
-from bot.delivery.models import RoundRecord
 from bot.errors import ConfigError
 from bot.job.pipeline import RoundPipeline
 from bot.job.pull import OwnPull
 from bot.job.resolve import MAX_ANSWERS, ResolveFailed, Resolver
 from bot.loop.result import Cost
 from bot.model.routing import choose_model
+from bot.publish.ci_notes import not_merged_reply, rebase_reply
+from bot.publish.github_out import GitHubOutput
+from bot.publish.models import RoundRecord
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.redact import redact
 from bot.sandbox.base import SandboxJob

@@ -6,8 +6,8 @@ from pydantic import BaseModel
 
 from bot.ci.models import CiRound
 from bot.contract.globs import path_in_scope
-from bot.delivery.models import RoundRecord
 from bot.loop.result import RunResult
+from bot.publish.models import RoundRecord
 from bot.snapshot import Snapshot
 
 

@@ -19,9 +19,9 @@ import pytest
 
 from bot.ci.models import read_ci_record
 from bot.commands.demo import sample
-from bot.delivery.models import ROUNDS_RECORD, read_rounds
 from bot.markers import PROGRESS_KIND, marker, replace_hidden_record
 from bot.model.scripted import call, turn
+from bot.publish.models import ROUNDS_RECORD, read_rounds
 from tests.support.fake_ci import CiGitHub, FakeJob
 from tests.support.fake_github import load_payload
 from tests.support.webhooks import INSTALLATION, REPO, pr_comment

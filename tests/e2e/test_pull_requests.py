@@ -9,11 +9,11 @@ from contextlib import ExitStack
 import pytest
 
 from bot.commands.demo import sample
-from bot.delivery.github_out import HANDOFF_LABEL
-from bot.delivery.models import read_rounds
 from bot.markdown import is_github_url
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.model.scripted import call, turn
+from bot.publish.github_out import HANDOFF_LABEL
+from bot.publish.models import read_rounds
 from tests.support.markdown import render
 from tests.support.runs import CHECK, SAMPLE_CRITERIA
 from tests.support.webhooks import REPO, pr_comment, review_submitted

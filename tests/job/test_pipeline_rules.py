@@ -1,8 +1,8 @@
 """The pure decisions of the delivery pipeline: when a PR may leave draft, what the next round is told."""
 
 from bot.contract.models import Scope
-from bot.delivery.models import RoundRecord
 from bot.job.rounds import ready_for_review, rounds_feedback
+from bot.publish.models import RoundRecord
 from bot.snapshot import ReviewComment, Snapshot
 from bot.workspace.models import DiffStats, FileChange
 from tests.support.results import accepted, handed_off, run

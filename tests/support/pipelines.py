@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.delivery.github_out import GitHubOutput
-from bot.delivery.models import Progress
-from bot.delivery.progress import render_progress
 from bot.job.contract_stage import ContractStage
+from bot.publish.github_out import GitHubOutput
+from bot.publish.models import Progress
+from bot.publish.progress import render_progress
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.settings import Settings
 from bot.snapshot import Snapshot

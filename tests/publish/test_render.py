@@ -2,13 +2,13 @@ import re
 
 from bot.checks.models import CheckResult
 from bot.checks.models import TestCase as Case
-from bot.delivery.checkrun import ANNOTATIONS_PER_REQUEST, render_check_run
-from bot.delivery.models import Progress, RoundRecord, read_rounds
-from bot.delivery.progress import render_progress
-from bot.delivery.render import BODY_LIMIT, render_pr_body
-from bot.delivery.replies import render_reply
 from bot.loop.result import Cost
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
+from bot.publish.checkrun import ANNOTATIONS_PER_REQUEST, render_check_run
+from bot.publish.models import Progress, RoundRecord, read_rounds
+from bot.publish.progress import render_progress
+from bot.publish.render import BODY_LIMIT, render_pr_body
+from bot.publish.replies import render_reply
 from bot.snapshot import ReviewComment
 from bot.workspace.models import DiffStats, FileChange
 from tests.support.results import accepted, handed_off, run

@@ -1,4 +1,4 @@
-"""Everything delivery writes to GitHub, through githubkit; every text passes `safe_outgoing` here.
+"""Everything a run publishes on GitHub, through githubkit; every text passes `safe_outgoing` here.
 
 This adapter is the one place outgoing text leaves the process, so redaction cannot be forgotten by
 a caller: a text that cannot be redacted raises RedactionError before any request is made. Retries
@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.delivery.checkrun import CHECK_NAME, CheckRunOutput
 from bot.errors import GitHubError
 from bot.github.client import Refused, RepoClient, calling
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker, marker
+from bot.publish.checkrun import CHECK_NAME, CheckRunOutput
 from bot.redact import RedactionError, safe_outgoing
 from bot.vocabulary import FAILED, HANDED_OFF, UNVERIFIED
 

@@ -4,11 +4,11 @@ when no pull request carries it, and the task contract."""
 from __future__ import annotations
 
 from bot.ci.models import CiRecord
-from bot.delivery.links import run_link
-from bot.delivery.models import Progress
-from bot.delivery.render import OUTCOME_WORDS
 from bot.markdown import inert_line
 from bot.markers import PROGRESS_KIND, marker
+from bot.publish.links import run_link
+from bot.publish.models import Progress
+from bot.publish.render import OUTCOME_WORDS
 from bot.vocabulary import COMMENT_PHASE_WORDS, COMMENT_PHASES, KIND_WORDS
 
 CI_SECTION = "<!-- ai-fix:ci-notes -->"

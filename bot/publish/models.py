@@ -1,4 +1,4 @@
-"""What delivery remembers between rounds and across a worker's death (all harness-recorded data)."""
+"""What the pull request side remembers between rounds and across a worker's death (all harness-recorded data)."""
 
 from __future__ import annotations
 

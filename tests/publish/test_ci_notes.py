@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bot.checks.models import CheckResult, CheckRun
 from bot.ci.models import CiNote, CiRecord, CiRound
-from bot.delivery.ci_notes import answered, not_merged_reply, rebase_reply, round_note
-from bot.delivery.progress import CI_SECTION, with_ci_section
 from bot.markers import hidden_record, read_hidden_record, replace_hidden_record
+from bot.publish.ci_notes import answered, not_merged_reply, rebase_reply, round_note
+from bot.publish.progress import CI_SECTION, with_ci_section
 from tests.support.results import accepted
 
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from bot.checks.models import CheckRun
 from bot.ci.models import CiNote, CiRound
-from bot.delivery.render import status
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
+from bot.publish.render import status
 
 
 def _names(names: Sequence[str]) -> str:

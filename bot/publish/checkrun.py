@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from bot.delivery.links import run_link
-from bot.delivery.plan import approach_line
-from bot.delivery.render import OUTCOME_WORDS, passing_checks, status, transitions
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
+from bot.publish.links import run_link
+from bot.publish.plan import approach_line
+from bot.publish.render import OUTCOME_WORDS, passing_checks, status, transitions
 from bot.vocabulary import ACCEPTED, FAILED, HANDED_OFF, NEEDS_CLARIFICATION, UNVERIFIED
 
 CHECK_NAME = "ai-fix"

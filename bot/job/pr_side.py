@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from bot.ci.models import CiRecord, ci_record, read_ci_record
-from bot.delivery.checkrun import render_check_run
-from bot.delivery.ci_notes import answered, round_note
-from bot.delivery.github_out import GitHubOutput, PullRef
-from bot.delivery.models import RoundRecord, read_rounds
-from bot.delivery.render import render_pr_body
-from bot.delivery.replies import render_reply
 from bot.job.checkpoint import Checkpoint
 from bot.job.progress_comment import ProgressComment
 from bot.job.rounds import RoundInput, ready_for_review
 from bot.loop.result import RunResult
+from bot.publish.checkrun import render_check_run
+from bot.publish.ci_notes import answered, round_note
+from bot.publish.github_out import GitHubOutput, PullRef
+from bot.publish.models import RoundRecord, read_rounds
+from bot.publish.render import render_pr_body
+from bot.publish.replies import render_reply
 from bot.snapshot import Snapshot
 from bot.workspace.branch import branch_name
 

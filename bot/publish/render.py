@@ -10,7 +10,10 @@ from collections.abc import Sequence
 from bot.checks.models import CheckResult, CheckRun
 from bot.ci.models import CiRound
 from bot.contract.models import TaskContract
-from bot.delivery.evidence import (
+from bot.loop.result import Cost, RunResult
+from bot.markdown import code_block, code_span, inert_line, inert_quote
+from bot.markers import PR_KIND, marker
+from bot.publish.evidence import (
     criteria_lines,
     evidence_line,
     guess_failure,
@@ -18,13 +21,10 @@ from bot.delivery.evidence import (
     reproduction_lines,
     weakening_lines,
 )
-from bot.delivery.handoff import handoff_lines
-from bot.delivery.links import run_link
-from bot.delivery.models import RoundRecord, record_round, rounds_record
-from bot.delivery.plan import approach_line
-from bot.loop.result import Cost, RunResult
-from bot.markdown import code_block, code_span, inert_line, inert_quote
-from bot.markers import PR_KIND, marker
+from bot.publish.handoff import handoff_lines
+from bot.publish.links import run_link
+from bot.publish.models import RoundRecord, record_round, rounds_record
+from bot.publish.plan import approach_line
 from bot.vocabulary import ACCEPTED, FAILED, HANDED_OFF, NEEDS_CLARIFICATION, UNVERIFIED, WorkKind
 
 BODY_LIMIT = 65_536

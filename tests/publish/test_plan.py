@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 from bot.contract.approach import Approach, ApprovedApproach, Estimate, Proposal, Span
-from bot.delivery.checkrun import render_check_run
-from bot.delivery.models import Progress
-from bot.delivery.plan import PlanView, render_plan
-from bot.delivery.progress import render_progress
-from bot.delivery.render import render_pr_body
 from bot.markdown import is_github_url
+from bot.publish.checkrun import render_check_run
+from bot.publish.models import Progress
+from bot.publish.plan import PlanView, render_plan
+from bot.publish.progress import render_progress
+from bot.publish.render import render_pr_body
 from tests.support.markdown import render
 from tests.support.results import accepted, contract
 

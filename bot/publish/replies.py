@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.delivery.render import OUTCOME_WORDS
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
+from bot.publish.render import OUTCOME_WORDS
 from bot.snapshot import ReviewComment
 from bot.workspace.models import DiffStats
 
