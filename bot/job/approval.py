@@ -29,8 +29,8 @@ from bot.loop.session import Toolkit, plan_session
 from bot.queue.models import PlanAnswer
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
+from bot.workspace import opening
 from bot.workspace.branch import branch_name
-from bot.workspace.git import Workspace
 
 DAY = 86_400.0
 ENDS: dict[str, Literal["failed", "needs_clarification", "handed_off"]] = {
@@ -171,7 +171,7 @@ class ApprovalStage:
         )
         shutil.rmtree(root, ignore_errors=True)
         token = self.ctx.github.token.get_secret_value()
-        ws = Workspace.clone(snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token)
+        ws = opening.clone(snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token)
         try:
             result = plan_session(
                 self.contract,

@@ -43,6 +43,7 @@ from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome
 from bot.redact import safe_outgoing
 from bot.secrets import repo_secrets
 from bot.snapshot import Snapshot
+from bot.workspace import opening
 from bot.workspace.branch import branch_name
 from bot.workspace.gate import PatchGate
 from bot.workspace.git import Workspace
@@ -213,7 +214,7 @@ class Attempt:
     def workspace(self) -> Workspace:
         """Resume this job's directory, continue the PR's branch, or start a new branch from the default one."""
         if self.state.job_dir and Path(self.state.job_dir, "workspace.json").is_file():
-            return Workspace.resume(self.state.job_dir)
+            return opening.resume(self.state.job_dir)
         root = (
             self.kit.work_dir
             / "jobs"
@@ -226,9 +227,9 @@ class Attempt:
             # Evidence is taken against the pull request's original base, so round 1's reproduction stays valid.
             first = self.rounds[0].base_sha if self.rounds else ""
             base = first or f"refs/remotes/origin/{self.snapshot.default_branch}"
-            ws = Workspace.checkout_existing(url, root, branch=self.pr.head_ref, token=token, evidence_base=base)
+            ws = opening.checkout_existing(url, root, branch=self.pr.head_ref, token=token, evidence_base=base)
         else:
-            ws = Workspace.clone(url, root, branch=branch_name(self.issue, self.snapshot.title), token=token, ref=None)
+            ws = opening.clone(url, root, branch=branch_name(self.issue, self.snapshot.title), token=token, ref=None)
         self.state.job_dir, self.state.branch = str(root), ws.branch
         self.save()
         return ws
@@ -317,7 +318,7 @@ class Attempt:
         changed = bool(result.head_sha) and result.head_sha != result.base_sha
         if (changed or result.handoff.attempts_branch) and not self.state.delivered:
             # A later attempt delivering a recorded run finds the checkpoints in the job directory.
-            self.push(self.ws or self.attach(Workspace.resume(self.state.job_dir)))
+            self.push(self.ws or self.attach(opening.resume(self.state.job_dir)))
         if changed or self.pr is not None:
             self.publish(result)
         if final:
