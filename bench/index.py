@@ -64,7 +64,7 @@ def phase_cold(repo: Path, cache: Path) -> dict:
         "cold_s": wall,
         "cold_cpu_main_s": time.process_time() - cpu,
         "cold_cpu_workers_s": workers.ru_utime + workers.ru_stime,
-        "files": context.index.live_count,
+        "files": context.index.files.live_count,
         "peak_main_mb": own,
         "peak_worker_mb": child,
     }

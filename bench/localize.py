@@ -124,9 +124,9 @@ def evaluate(tasks: list[dict], checkouts: Path, cache: Path) -> dict:
         ranked = [
             r
             for r in context.rank(Query(text=task["problem_statement"]))
-            if not is_test_path(str(context.index.paths[r.fid]))
+            if not is_test_path(str(context.index.files.paths[r.fid]))
         ]
-        ours = [str(context.index.paths[r.fid]) for r in ranked]
+        ours = [str(context.index.files.paths[r.fid]) for r in ranked]
         theirs = baseline.rank(root, task["problem_statement"])
         gold = task["patch_files"]
         results[task["instance_id"]] = {
@@ -138,7 +138,7 @@ def evaluate(tasks: list[dict], checkouts: Path, cache: Path) -> dict:
             "gold": gold,
             # Each signal of the best candidates, to study the ranking without re-running it.
             "signals": {
-                str(context.index.paths[r.fid]): (r.lexical, r.direct, r.graph, r.certain, r.subject)
+                str(context.index.files.paths[r.fid]): (r.lexical, r.direct, r.graph, r.certain, r.subject)
                 for r in ranked[:300]
             },
         }

@@ -28,8 +28,8 @@ from bot.model.base import Usage
 from bot.model.replay import recorded_responses
 from bot.model.scripted import ScriptedModel, Turn
 from bot.settings import load_settings
+from bot.workspace import opening
 from bot.workspace.branch import branch_name
-from bot.workspace.git import Workspace
 
 
 def recorded_script() -> list[Turn]:
@@ -44,7 +44,7 @@ def one_run(root: Path, sandbox_kind: str) -> list[dict]:
     repo = make_repo(root / "repo", files)
     local = LocalRepoFiles(repo)
     contract = build_contract(snapshot_from_markdown(issue, str(repo)), local)
-    workspace = Workspace.local(repo, root / "jobs", branch=branch_name(None, contract.title), ref=local.commit)
+    workspace = opening.local(repo, root / "jobs", branch=branch_name(None, contract.title), ref=local.commit)
     model = ScriptedModel(recorded_script())
     kit = toolkit(load_settings(work_dir=root / "work"), model=lambda _choice: model, sandbox=sandbox_kind)
     try:

@@ -28,7 +28,7 @@ def context_main(args: argparse.Namespace) -> int:
     report = {
         "files": [
             {
-                "path": context.index.paths[r.fid],
+                "path": context.index.files.paths[r.fid],
                 "score": round(r.score, 4),
                 "lexical": round(r.lexical, 4),
                 "direct": round(r.direct, 4),

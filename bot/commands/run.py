@@ -32,6 +32,7 @@ from bot.redact import redact, redact_json
 from bot.secrets import held_secrets
 from bot.settings import Settings, load_settings
 from bot.vocabulary import NEEDS_CLARIFICATION, RUN_PHASE_WORDS, RunPhase
+from bot.workspace import opening
 from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
 from bot.workspace.stale import claim, clear_dead_runs
@@ -111,7 +112,7 @@ class Local:
             self.say(note)
         with tempfile.TemporaryDirectory(prefix="run-", dir=jobs, ignore_cleanup_errors=True) as job_dir:
             claim(Path(job_dir))
-            workspace = Workspace.local(self.repo, Path(job_dir) / "job", branch=branch, ref=self.files.commit)
+            workspace = opening.local(self.repo, Path(job_dir) / "job", branch=branch, ref=self.files.commit)
             self.say(f"workspace: branch {workspace.branch} at {workspace.base_sha[:12]}")
             try:
                 yield workspace

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from bot.context.index import Index, StatKey
+from bot.context.filetable import StatKey
+from bot.context.index import Index
 from bot.context.languages import grammar_for
 from bot.context.repo import RepoFiles, blob_id
 from bot.context.store import TagStore
@@ -87,8 +88,8 @@ def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = par
         stat = files.stat(path) if grammar else None
         if grammar is None or stat is None:
             continue
-        fid = index.file_id(path)
-        if fid is not None and index.stats[fid] == stat:
+        fid = index.files.file_id(path)
+        if fid is not None and index.files.stats[fid] == stat:
             kept.add(path)
             report.unchanged += 1
             continue
@@ -99,8 +100,8 @@ def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = par
         except OSError:
             continue
         blob = blob_id(data)
-        if fid is not None and index.blobs[fid] == blob:
-            index.update_stat(fid, stat)
+        if fid is not None and index.files.blobs[fid] == blob:
+            index.files.update_stat(fid, stat)
             kept.add(path)
             report.unchanged += 1
             continue
@@ -110,10 +111,10 @@ def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = par
             kept.add(path)
             pending.append((path, blob, stat, grammar, data))
     changed = [(path, fid) for path, fid in changed if path in kept]
-    gone = [(path, fid) for fid, path in enumerate(index.paths) if path is not None and path not in kept]
+    gone = [(path, fid) for fid, path in enumerate(index.files.paths) if path is not None and path not in kept]
     outgoing = [*changed, *gone]
-    old = store.get_many(index.blobs[fid] for _, fid in outgoing)
-    if any(index.blobs[fid] not in old for _, fid in outgoing):
+    old = store.get_many(index.files.blobs[fid] for _, fid in outgoing)
+    if any(index.files.blobs[fid] not in old for _, fid in outgoing):
         log.info("tag cache lacks files the index holds; rebuilding the index")
         return sync(Index(), files, store, parse)
     cached = store.get_many(blob for _, blob, *_ in pending)
@@ -121,7 +122,7 @@ def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = par
     report.reused = sum(1 for _, blob, *_ in pending if blob in cached)
     report.parsed = len(pending) - report.reused
     index.apply(
-        removed=[(path, old[index.blobs[fid]]) for path, fid in outgoing],
+        removed=[(path, old[index.files.blobs[fid]]) for path, fid in outgoing],
         added=_with_tags(pending, cached, store, parse),
         bulk=len(pending) + len(gone) >= BULK_FROM,
     )

@@ -98,8 +98,8 @@ class RepoContext:
         """Files by centrality (global PageRank), each with its top-level definitions, fitted to the budget."""
         index = self.index
         centrality = self._global_rank()
-        order = sorted(index.live(), key=lambda fid: (-centrality.get(fid, 0.0), str(index.paths[fid])))
-        entries = [(str(index.paths[fid]), _outermost(index.file_definitions(fid))) for fid in order]
+        order = sorted(index.files.live(), key=lambda fid: (-centrality.get(fid, 0.0), str(index.files.paths[fid])))
+        entries = [(str(index.files.paths[fid]), _outermost(index.files.file_definitions(fid))) for fid in order]
         _, text = fit(entries, render_map, budget_tokens)
         return redact(text)
 
@@ -119,7 +119,7 @@ class RepoContext:
         count, text = fit(slices, render_slices, budget_tokens)
         rendered = redact(text)
         retrieved = Retrieved(
-            files=[(str(self.index.paths[r.fid]), round(r.score, 6)) for r in ranked[:RANKED_FILES]],
+            files=[(str(self.index.files.paths[r.fid]), round(r.score, 6)) for r in ranked[:RANKED_FILES]],
             slices=slices[:count],
             rendered=rendered,
             tokens=count_tokens(rendered),
@@ -145,13 +145,13 @@ class RepoContext:
 
     def _global_rank(self) -> dict[int, float]:
         if self._centrality is None or self._centrality[0] != self.index.version:
-            self._centrality = (self.index.version, global_pagerank(self.index.live(), self.index.neighbours))
+            self._centrality = (self.index.version, global_pagerank(self.index.files.live(), self.index.neighbours))
         return self._centrality[1]
 
     def _slices(self, ranked: list[Ranked], hits: dict[int, FileHits], terms: dict[str, int]) -> list[Slice]:
         index = self.index
         mentioned = {name for h in hits.values() for name in h.names}
-        paths = [str(index.paths[r.fid]) for r in ranked]
+        paths = [str(index.files.paths[r.fid]) for r in ranked]
         dates = self._files.last_commit_dates(paths)
         slices: list[Slice] = []
         for r, path in zip(ranked, paths):
@@ -163,7 +163,7 @@ class RepoContext:
             own = file_hits.names if file_hits else set()
             spans = choose_spans(
                 lines,
-                index.file_definitions(r.fid),
+                index.files.file_definitions(r.fid),
                 file_hits.frames if file_hits else [],
                 own,
                 mentioned - own,
@@ -175,7 +175,7 @@ class RepoContext:
                         path=path,
                         start_line=span.start,
                         end_line=span.end,
-                        blob=index.blobs[r.fid],
+                        blob=index.files.blobs[r.fid],
                         last_commit_date=dates.get(path, ""),
                         reason=span.reason,
                         text=redact("\n".join(lines[span.start - 1 : span.end])),

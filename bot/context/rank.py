@@ -77,7 +77,7 @@ def _path_matches(index: Index, mentioned: str) -> tuple[list[int], bool]:
     best: list[int] = []
     best_len = 0
     for fid in index.by_basename().get(segments[-1], []):
-        path = index.paths[fid]
+        path = index.files.paths[fid]
         assert path is not None
         own = path.split("/")
         common = 0
@@ -120,7 +120,7 @@ def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
         entry = hit(fid, FRAME_HIT * FRAME_DECAY ** (deepest - frame.depth), "traceback frame", True)
         entry.frames.append(frame)
     for path in mentions.diff_paths:
-        changed = index.file_id(path)
+        changed = index.files.file_id(path)
         if changed is not None:
             hit(changed, DIFF_HIT, "changed in the current diff", True)
     keys = index.module_keys()
@@ -128,17 +128,17 @@ def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
         for fid in resolve(dotted, "", "python", keys) or resolve(dotted.lower(), "", "python", keys):
             hit(fid, MODULE_HIT, "module named in the issue")
     stems = index.by_stem()
-    rare = max(1, int(index.live_count * RARE_STEM))
+    rare = max(1, int(index.files.live_count * RARE_STEM))
     symbols: dict[int, list[float]] = {}
     for name, certainty in mentions.names.items():
-        definers = index.definers.get(name)
+        definers = index.names.definers.get(name)
         same_stem = stems.get(name, []) if len(name) >= MIN_STEM else []
         # A module named after a name it defines (`refine` in refine.py) is that name's home,
         # however common the word is elsewhere.
         home = [fid for fid in same_stem if fid in definers]
         if len(home) > MAX_STEM_FILES:
             home = []
-        if home or (0 < len(same_stem) <= MAX_STEM_FILES and len(index.postings.get(name.lower())) <= rare):
+        if home or (0 < len(same_stem) <= MAX_STEM_FILES and len(index.terms.postings.get(name.lower())) <= rare):
             for fid in home or same_stem:
                 hit(fid, STEM_HIT * certainty / len(home or same_stem), "module named in the issue")
         if not definers or len(definers) > MAX_SYMBOL_DEFINERS:
@@ -178,11 +178,12 @@ def rank_files(index: Index, terms: dict[str, int], hits: dict[int, FileHits]) -
         + CERTAIN * certain.get(fid, 0.0)
         + GRAPH * graph.get(fid, 0.0)
         for fid in set(lexical) | set(direct) | set(certain) | set(graph)
-        if index.paths[fid] is not None
+        if index.files.paths[fid] is not None
     }
     best = max(first.values(), default=0.0) or 1.0
     tests = sorted(
-        (fid for fid in first if is_test_path(str(index.paths[fid]))), key=lambda fid: (-first[fid], index.paths[fid])
+        (fid for fid in first if is_test_path(str(index.files.paths[fid]))),
+        key=lambda fid: (-first[fid], index.files.paths[fid]),
     )
     tested = subjects(index, [(fid, first[fid] / best) for fid in tests[:SUBJECT_TESTS]])
     ranked = [
@@ -197,5 +198,5 @@ def rank_files(index: Index, terms: dict[str, int], hits: dict[int, FileHits]) -
         )
         for fid in set(first) | set(tested)
     ]
-    ranked.sort(key=lambda r: (-r.score, index.paths[r.fid]))
+    ranked.sort(key=lambda r: (-r.score, index.files.paths[r.fid]))
     return ranked

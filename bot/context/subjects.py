@@ -64,7 +64,7 @@ def subjects(index: Index, tests: list[tuple[int, float]]) -> dict[int, float]:
     by_stem = index.by_stem()
     scores: dict[int, float] = {}
     for rank, (test, match) in enumerate(tests, 1):
-        test_path = str(index.paths[test])
+        test_path = str(index.files.paths[test])
         stem = subject_stem(test_path)
         if stem is None:
             continue
@@ -72,11 +72,11 @@ def subjects(index: Index, tests: list[tuple[int, float]]) -> dict[int, float]:
             fid
             for name in (stem, singular(stem), stem + "s")
             for fid in by_stem.get(name, [])
-            if not is_test_path(str(index.paths[fid]))
+            if not is_test_path(str(index.files.paths[fid]))
         }
         if not found or len(found) > MAX_SUBJECTS:
             continue
-        shared = {fid: _shared_dirs(test_path, str(index.paths[fid])) for fid in found}
+        shared = {fid: _shared_dirs(test_path, str(index.files.paths[fid])) for fid in found}
         nearest = max(shared.values())
         chosen = [fid for fid, n in shared.items() if n == nearest]
         for fid in chosen:

@@ -29,8 +29,8 @@ from bot.queue.models import PlanAnswer
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, RunPhase, plan_end_status
+from bot.workspace import opening
 from bot.workspace.branch import branch_name
-from bot.workspace.git import Workspace
 
 DAY = 86_400.0
 
@@ -140,7 +140,7 @@ class ApprovalStage:
         )
         shutil.rmtree(root, ignore_errors=True)
         token = self.ctx.github.token.get_secret_value()
-        ws = Workspace.clone(snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token)
+        ws = opening.clone(snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token)
         try:
             run = RunInput(
                 self.contract,

@@ -10,6 +10,7 @@ from bot.publish.github_out import PullRef
 from bot.queue.pipeline import JobContext
 from bot.secrets import repo_secrets
 from bot.snapshot import Snapshot
+from bot.workspace import opening
 from bot.workspace.branch import branch_name
 from bot.workspace.git import Workspace
 
@@ -32,7 +33,7 @@ class Checkout:
         `first_base`: the base commit of the PR's first round, against which later rounds take their evidence."""
         state = self.checkpoint.state
         if state.job_dir and Path(state.job_dir, "workspace.json").is_file():
-            return self.attach(Workspace.resume(state.job_dir))
+            return self.attach(opening.resume(state.job_dir))
         snap = self.snapshot
         root = (
             self.work_dir
@@ -44,18 +45,16 @@ class Checkout:
         if pr is not None:
             # Evidence is taken against the pull request's original base, so round 1's reproduction stays valid.
             base = first_base or f"refs/remotes/origin/{snap.default_branch}"
-            ws = Workspace.checkout_existing(snap.clone_url, root, branch=pr.head_ref, token=token, evidence_base=base)
+            ws = opening.checkout_existing(snap.clone_url, root, branch=pr.head_ref, token=token, evidence_base=base)
         else:
-            ws = Workspace.clone(
-                snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token, ref=None
-            )
+            ws = opening.clone(snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token, ref=None)
         state.job_dir, state.branch = str(root), ws.branch
         self.checkpoint.save()
         return self.attach(ws)
 
     def current(self) -> Workspace:
         """The workspace this attempt opened, or the job directory an earlier attempt left (its checkpoints)."""
-        return self.ws or self.attach(Workspace.resume(self.checkpoint.state.job_dir))
+        return self.ws or self.attach(opening.resume(self.checkpoint.state.job_dir))
 
     def attach(self, ws: Workspace) -> Workspace:
         self.ws = ws

@@ -34,6 +34,7 @@ from bot.sandbox.base import SandboxJob
 from bot.secrets import repo_secrets
 from bot.snapshot import Snapshot
 from bot.vocabulary import ACCEPTED, DONE, FAILED, HANDED_OFF, SKIPPED
+from bot.workspace import opening
 from bot.workspace.conflicts import ConflictedFile, ConflictError, parse_conflicts
 from bot.workspace.git import Workspace
 from bot.workspace.merge import MergeStart, commit_merge, read_conflicted, start_merge, write_resolved
@@ -82,7 +83,7 @@ class RebaseJob:
         )
         shutil.rmtree(root, ignore_errors=True)
         token = self.ctx.github.token.get_secret_value()
-        ws = Workspace.checkout_existing(self.snapshot.clone_url, root, branch=pull.pr.head_ref, token=token)
+        ws = opening.checkout_existing(self.snapshot.clone_url, root, branch=pull.pr.head_ref, token=token)
         try:
             self.extra_secrets = repo_secrets(ws.path)
             merge = start_merge(ws, f"refs/remotes/origin/{pull.pr.base_ref}")

@@ -9,8 +9,9 @@ from typing import BinaryIO
 from bot.loop.records import EditInput, Observation
 from bot.loop.search import text_files
 from bot.redact import is_secret_file
-from bot.workspace.gate import PatchGate, Tree, apply_write, canonical_path
+from bot.workspace.gate import PatchGate, Tree, apply_write
 from bot.workspace.models import DiffStats
+from bot.workspace.pathrules import canonical_path
 
 MAX_VIEW_LINES = 400
 MAX_VIEW_LINE = 2000

@@ -1,5 +1,5 @@
 # The container's command server: reads command numbers on stdin, runs /run/ai-fix/cmd-N.sh in its own
-# session with output to /run/ai-fix/out-N, and answers `DONE N status oom-kills` (see container.py).
+# session with output to /run/ai-fix/out-N, and answers `DONE N status oom-kills` (see server.py).
 S=; command -v setsid >/dev/null 2>&1 && S=setsid
 mkdir -p "$HOME" 2>/dev/null
 oom() {  # the cgroup's OOM-kill count, with shell builtins only (no process per command)

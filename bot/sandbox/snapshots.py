@@ -18,8 +18,10 @@ import re
 import shlex
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from bot.sandbox.base import SandboxJob
 from bot.sandbox.engine import Engine, last_line, run_engine
 from bot.sandbox.environment import WORKDIR
 from bot.sandbox.pull import image_id
@@ -113,3 +115,57 @@ def prune(engine: Engine, repo: str, keep: int, *, cwd: Path | None = None) -> l
     if removed:
         log.info("setup snapshots of %s pruned: %s", repo, ", ".join(removed))
     return removed
+
+
+@dataclass(frozen=True)
+class SetupSnapshots:
+    """A job's setup snapshots on one engine: the one its containers start from, the one made after its setup."""
+
+    engine: Engine
+    job: SandboxJob
+    base_id: str
+    """The id of the job's configured image, which every snapshot of it is made from."""
+    found: str | None
+    """The snapshot made by an earlier job with the same setup key, which the job's containers run."""
+
+    @classmethod
+    def look_up(cls, engine: Engine, job: SandboxJob, base_id: str) -> SetupSnapshots:
+        tag = snapshot_tag(job.repo, job.setup_key, base_id)
+        kept = bool(job.setup_key) and job.keep_snapshots > 0
+        return cls(engine, job, base_id, tag if kept and find(engine, tag) else None)
+
+    def save(
+        self, outputs: Sequence[str], *, copier: str, workspace: Path, ro_paths: Sequence[Path], cwd: Path
+    ) -> str | None:
+        """Keep what setup made (workspace-relative `outputs`) as a snapshot; its tag, or None when none was made.
+
+        `copier` names the one-off container that copies the outputs out of `workspace`.
+        """
+        job = self.job
+        if not (job.setup_key and job.keep_snapshots > 0 and outputs):
+            return None
+        if any("\n" in path for path in outputs):  # the restore script is a here-document: one path a line
+            log.warning("setup snapshot not made: a path setup created has a newline in its name")
+            return None
+        tag = snapshot_tag(job.repo, job.setup_key, self.base_id)
+        mounts = [f for path in ro_paths for f in ("-v", f"{path}:{path}:ro")]
+        copy = run_engine(
+            # Root with only DAC_OVERRIDE, to write KEPT into the image's own root (often read-only to all), no network.
+            self.engine, "run", "--name", copier, "--user", "0", "--network", "none", "--cap-drop", "ALL",
+            "--cap-add", "DAC_OVERRIDE", "--security-opt", "no-new-privileges", "-v", f"{workspace}:{WORKDIR}:ro", *mounts,
+            self.base_id, "sh", "-c", copy_script(outputs),
+            timeout=COPY_TIMEOUT_S, cwd=cwd,
+        )  # fmt: skip
+        try:
+            problem = (
+                commit(self.engine, copier, tag, job.repo, cwd=cwd)
+                if copy.returncode == 0
+                else last_line(copy.stderr or copy.stdout, f"exit {copy.returncode}")
+            )
+        finally:
+            run_engine(self.engine, "rm", "-f", copier, cwd=cwd)
+        if problem:
+            log.warning("setup snapshot %s not made: %s", tag, problem)
+            return None
+        prune(self.engine, job.repo, job.keep_snapshots, cwd=cwd)
+        return tag

@@ -195,23 +195,42 @@ def action_view(raw: Any) -> ActionView:
 
 
 @dataclass
-class StepView:
-    index: int
-    number: Any
-    intent: str
-    actions: list[ActionView]
-    status: str
-    checkpoints: int
+class Spent:
+    """What a step spent: tokens, money and time."""
+
     tokens_in: int
     tokens_out: int
     cost: float | None
     duration_s: float | None
     model_s: float | None
     checks_s: float | None
+
+
+@dataclass
+class StepView:
+    index: int
+    number: Any
+    intent: str
+    actions: list[ActionView]
+    spent: Spent
     models: list[str]
     context_tokens: dict[str, Any]
     extras: dict[str, Any]
     kind: str = "step"
+
+    @property
+    def status(self) -> str:
+        """The worst status of the step's checks; else whether an action was refused."""
+        checks = [c for a in self.actions for c in a.checks]
+        if checks:
+            return worst(checks)
+        if any(a.decision in ("refused", "malformed") for a in self.actions):
+            return "refused"
+        return "ok"
+
+    @property
+    def checkpoints(self) -> int:
+        return sum(1 for a in self.actions if a.checkpoint)
 
 
 @dataclass
@@ -231,29 +250,21 @@ def tokens(usage: Any) -> tuple[int, int]:
 
 
 def step_view(index: int, r: dict[str, Any]) -> StepView:
-    actions = [action_view(a) for a in as_list(r.get("actions"))]
-    checks = [c for a in actions for c in a.checks]
-    if checks:
-        status = worst(checks)
-    elif any(a.decision in ("refused", "malformed") for a in actions):
-        status = "refused"
-    else:
-        status = "ok"
     tokens_in, tokens_out = tokens(r.get("usage"))
     calls = [as_dict(c) for c in as_list(r.get("model_calls"))]
     return StepView(
         index=index,
         number=r.get("step", index + 1),
         intent=text(r.get("intent")),
-        actions=actions,
-        status=status,
-        checkpoints=sum(1 for a in actions if a.checkpoint),
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        cost=as_num(r.get("cost_usd")),
-        duration_s=as_num(r.get("duration_s")),
-        model_s=as_num(r.get("model_s")),
-        checks_s=as_num(r.get("checks_s")),
+        actions=[action_view(a) for a in as_list(r.get("actions"))],
+        spent=Spent(
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost=as_num(r.get("cost_usd")),
+            duration_s=as_num(r.get("duration_s")),
+            model_s=as_num(r.get("model_s")),
+            checks_s=as_num(r.get("checks_s")),
+        ),
         models=[
             f"{text(as_dict(c.get('request')).get('model'))} ({text(as_dict(c.get('request')).get('purpose'))})"
             for c in calls
@@ -321,14 +332,14 @@ class RunView:
         return [(n, base.get(n), after.get(n)) for n in names]
 
     def totals(self) -> dict[str, Any]:
-        steps = self.steps
-        costs = [s.cost for s in steps]
+        spent = [s.spent for s in self.steps]
+        costs = [s.cost for s in spent]
         return {
-            "steps": len(steps),
-            "tokens_in": sum(s.tokens_in for s in steps),
-            "tokens_out": sum(s.tokens_out for s in steps),
+            "steps": len(spent),
+            "tokens_in": sum(s.tokens_in for s in spent),
+            "tokens_out": sum(s.tokens_out for s in spent),
             "cost": None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
-            "seconds": sum(s.duration_s or 0.0 for s in steps),
+            "seconds": sum(s.duration_s or 0.0 for s in spent),
         }
 
 
@@ -362,8 +373,8 @@ def chart_points(steps: Sequence[StepView]) -> list[Point]:
     points, cost, total = [], 0.0, 0
     known = True
     for s in steps:
-        known = known and s.cost is not None
-        cost += s.cost or 0.0
-        total += s.tokens_in + s.tokens_out
+        known = known and s.spent.cost is not None
+        cost += s.spent.cost or 0.0
+        total += s.spent.tokens_in + s.spent.tokens_out
         points.append(Point(label=text(s.number), cost=cost if known else None, tokens=total))
     return points

@@ -65,7 +65,7 @@ def hint(stderr: str) -> str:
     if "could not read username" in lowered or "authentication failed" in lowered or "403" in lowered:
         return "the server refused the credentials: check the App is installed on the repository with contents: write, and that the token has not expired"
     if "non-fast-forward" in lowered or "fetch first" in lowered or "[rejected]" in lowered:
-        return "the remote branch has commits this workspace lacks and ai-fix never force-pushes: start again from the remote branch (Workspace.checkout_existing) or delete it"
+        return "the remote branch has commits this workspace lacks and ai-fix never force-pushes: start again from the remote branch (bot.workspace.opening.checkout_existing) or delete it"
     if "not found" in lowered or "does not appear to be a git repository" in lowered:
         return "check the repository URL and that the App can see the repository"
     if "could not resolve host" in lowered or "unable to access" in lowered:

@@ -35,7 +35,9 @@ class WorkspaceState(BaseModel):
 def new_job_dir(dest: Path | str) -> Path:
     root = Path(dest).absolute()
     if root.exists() and any(root.iterdir()):
-        raise WorkspaceError(f"{root} is not empty: continue that job with Workspace.resume, or remove the directory")
+        raise WorkspaceError(
+            f"{root} is not empty: continue that job with bot.workspace.opening.resume, or remove the directory"
+        )
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -14,8 +14,8 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 
-class Workspace(Protocol):
-    """What these need of `bot.workspace.git.Workspace`."""
+class GitTree(Protocol):
+    """What these need of `bot.workspace.jobgit.JobGit`."""
 
     @property
     def head_sha(self) -> str: ...
@@ -27,13 +27,13 @@ class Workspace(Protocol):
     def scratch_index(self) -> AbstractContextManager[dict[str, str]]: ...
 
 
-def _tree_of_change(ws: Workspace) -> str:
+def _tree_of_change(ws: GitTree) -> str:
     """The tree object of everything in the working tree now (untracked files included)."""
     with ws.scratch_index() as env:
         return ws.git("write-tree", env=env).stdout.decode().strip()
 
 
-def _overlay_tree(ws: Workspace, base: str, after: str, keep: Sequence[str]) -> str:
+def _overlay_tree(ws: GitTree, base: str, after: str, keep: Sequence[str]) -> str:
     """`base`'s tree with each path in `keep` as it is in `after` (or absent, where the change deleted it)."""
     with ws.scratch_index() as env:
         ws.git("read-tree", base, env=env)
@@ -49,7 +49,7 @@ def _overlay_tree(ws: Workspace, base: str, after: str, keep: Sequence[str]) -> 
 
 
 @contextmanager
-def laid_over(ws: Workspace, base: str, keep: Sequence[str] = ()) -> Iterator[None]:
+def laid_over(ws: GitTree, base: str, keep: Sequence[str] = ()) -> Iterator[None]:
     """Inside, the tree holds `base`'s files plus the change's own versions of `keep`; after, the change again."""
     after = _tree_of_change(ws)
     shown = _overlay_tree(ws, base, after, keep)
@@ -62,24 +62,26 @@ def laid_over(ws: Workspace, base: str, keep: Sequence[str] = ()) -> Iterator[No
             ws.git("read-tree", "--reset", "-u", after, env=env)
 
 
-def _commit(ws: Workspace, ref: str) -> str | None:
+def _commit(ws: GitTree, ref: str) -> str | None:
     known = ws.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
     return known.stdout.decode().strip() if known.returncode == 0 else None
 
 
-def keep_attempt(ws: Workspace, ref: str, message: str, *, remote: str = "") -> str | None:
-    """Commit the tree as it is now onto `ref` (each attempt on top of the one before, or of `remote`'s, which an
-    earlier round pushed), leaving HEAD alone. None when the tree holds nothing beyond the last checkpoint.
+def keep_attempt(ws: GitTree, branch: str, message: str) -> str | None:
+    """Commit the tree as it is now onto the local `branch` (each attempt on top of the one before, or of the
+    remote's `branch`, which an earlier round pushed), leaving HEAD alone. None when the tree holds nothing
+    beyond the last checkpoint.
     """
+    ref, remote = f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"
     tree = _tree_of_change(ws)
     head = ws.head_sha
     if tree == ws.git("rev-parse", f"{head}^{{tree}}").stdout.decode().strip():
         return None
-    parent = _commit(ws, ref) or (remote and _commit(ws, remote)) or head
+    parent = _commit(ws, ref) or _commit(ws, remote) or head
     sha = ws.git("commit-tree", tree, "-p", parent, input=message.encode()).stdout.decode().strip()
     ws.git("update-ref", ref, sha)
     return sha
 
 
-def has_commit(ws: Workspace, ref: str) -> bool:
+def has_commit(ws: GitTree, ref: str) -> bool:
     return _commit(ws, ref) is not None

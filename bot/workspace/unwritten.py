@@ -26,7 +26,7 @@ MAX_ROUNDS = 3
 
 
 class GitTree(Protocol):
-    """What this needs of `bot.workspace.git.Workspace`."""
+    """What this needs of `bot.workspace.jobgit.JobGit`."""
 
     @property
     def path(self) -> Path: ...

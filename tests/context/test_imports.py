@@ -47,12 +47,12 @@ def test_an_import_links_the_importing_file_to_the_imported_one(
     polyglot: RepoContext, source: str, target: str
 ) -> None:
     index = polyglot.index
-    importer, imported = index.ids[source], index.ids[target]
-    assert imported in index.import_out.get(importer)
+    importer, imported = index.files.ids[source], index.files.ids[target]
+    assert imported in index.imports.out.get(importer)
     assert importer in index.neighbours(imported)  # and the link is walked both ways
 
 
 def test_imports_of_modules_outside_the_repository_link_nothing(polyglot: RepoContext) -> None:
     index = polyglot.index
-    main = index.ids["svc/main.go"]
-    assert set(index.import_out.get(main)) == {index.ids["svc/store/store.go"]}
+    main = index.files.ids["svc/main.go"]
+    assert set(index.imports.out.get(main)) == {index.files.ids["svc/store/store.go"]}

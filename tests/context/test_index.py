@@ -35,7 +35,7 @@ def test_first_index_parses_each_file_once_and_a_warm_start_parses_none(
     warm = RepoContext(shop_repo, cache, parse=again)
     assert again.count == 0
     assert warm.last_sync.unchanged == CODE_FILES
-    assert sorted(p for p in warm.index.paths if p) == sorted(p for p in SHOP if p.endswith((".py", ".js")))
+    assert sorted(p for p in warm.index.files.paths if p) == sorted(p for p in SHOP if p.endswith((".py", ".js")))
 
 
 def test_an_edit_reparses_only_that_file_and_a_revert_reuses_the_cached_blob(
@@ -46,7 +46,9 @@ def test_an_edit_reparses_only_that_file_and_a_revert_reuses_the_cached_blob(
     (shop_repo / "shop/pricing.py").write_text(original + "\n\ndef loyalty_bonus(points):\n    return points // 100\n")
     report = context.refresh()
     assert (report.parsed, counting_parser.count) == (1, CODE_FILES + 1)
-    assert "loyalty_bonus" in {d.name for d in context.index.file_definitions(context.index.ids["shop/pricing.py"])}
+    assert "loyalty_bonus" in {
+        d.name for d in context.index.files.file_definitions(context.index.files.ids["shop/pricing.py"])
+    }
 
     (shop_repo / "shop/pricing.py").write_text(original)
     report = context.refresh()
@@ -59,7 +61,7 @@ def test_blob_ids_are_gits_even_for_uncommitted_files(shop_repo: Path, tmp_path:
     context = RepoContext(shop_repo, tmp_path / "cache")
     for path in ("shop/returns.py", "shop/cart.py"):
         expected = git(shop_repo, "hash-object", path).strip()
-        assert context.index.blobs[context.index.ids[path]] == expected
+        assert context.index.files.blobs[context.index.files.ids[path]] == expected
 
 
 def test_deleted_and_ignored_files_leave_the_index(shop_repo: Path, tmp_path: Path) -> None:
@@ -68,16 +70,16 @@ def test_deleted_and_ignored_files_leave_the_index(shop_repo: Path, tmp_path: Pa
     write(shop_repo, {".gitignore": "build/\n", "build/generated.py": "def generated():\n    pass\n"})
     report = context.refresh()
     assert report.removed == 1
-    assert context.index.file_id("shop/emails.py") is None
-    assert context.index.file_id("build/generated.py") is None
-    assert "render_receipt" not in context.index.definers.live_keys()
+    assert context.index.files.file_id("shop/emails.py") is None
+    assert context.index.files.file_id("build/generated.py") is None
+    assert "render_receipt" not in context.index.names.definers.live_keys()
 
 
 def _graph(index: Index) -> dict[tuple[str, str], float]:
     edges = {}
-    for fid in index.live():
+    for fid in index.files.live():
         for other, weight in index.neighbours(fid).items():
-            edges[str(index.paths[fid]), str(index.paths[other])] = weight
+            edges[str(index.files.paths[fid]), str(index.files.paths[other])] = weight
     return edges
 
 
@@ -91,15 +93,15 @@ def test_incremental_updates_give_the_same_index_as_a_rebuild(shop_repo: Path, t
 
     rebuilt, _ = sync(Index(), RepoFiles(shop_repo), TagStore(tmp_path / "other" / "tags.sqlite", cache_version()))
     incremental = context.index
-    assert sorted(p for p in incremental.paths if p) == sorted(p for p in rebuilt.paths if p)
+    assert sorted(p for p in incremental.files.paths if p) == sorted(p for p in rebuilt.files.paths if p)
     got, want = _graph(incremental), _graph(rebuilt)
     assert got.keys() == want.keys()
     assert all(math.isclose(got[k], want[k], rel_tol=1e-4) for k in want)
     assert ("shop/cart.py", "shop/discounts.py") in got
     assert ("shop/cart.py", "shop/pricing.py") in got  # still imported, no longer referenced by name
     query = {"apply": 1, "discount": 1, "shipping": 1}
-    scores_inc = {incremental.paths[f]: s for f, s in incremental.bm25(query).items()}
-    scores_new = {rebuilt.paths[f]: s for f, s in rebuilt.bm25(query).items()}
+    scores_inc = {incremental.files.paths[f]: s for f, s in incremental.bm25(query).items()}
+    scores_new = {rebuilt.files.paths[f]: s for f, s in rebuilt.bm25(query).items()}
     assert scores_inc.keys() == scores_new.keys()
     assert all(math.isclose(scores_inc[k], scores_new[k], rel_tol=1e-9) for k in scores_new)
 
@@ -113,7 +115,9 @@ def test_snapshot_and_tag_cache_survive_a_restart_after_edits(shop_repo: Path, t
     parser = CountingParser()
     restarted = RepoContext(shop_repo, cache, parse=parser)
     assert parser.count == 0
-    assert "EXTRA" in {d.name for d in restarted.index.file_definitions(restarted.index.ids["shop/cart.py"])}
+    assert "EXTRA" in {
+        d.name for d in restarted.index.files.file_definitions(restarted.index.files.ids["shop/cart.py"])
+    }
 
 
 def test_a_corrupt_snapshot_is_rebuilt_from_the_tag_cache(shop_repo: Path, tmp_path: Path) -> None:
@@ -123,15 +127,15 @@ def test_a_corrupt_snapshot_is_rebuilt_from_the_tag_cache(shop_repo: Path, tmp_p
     parser = CountingParser()
     context = RepoContext(shop_repo, cache, parse=parser)
     assert parser.count == 0
-    assert context.index.live_count == CODE_FILES
+    assert context.index.files.live_count == CODE_FILES
 
 
 def test_works_on_a_folder_that_is_not_a_git_repository(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     write(root, {"lib/a.py": "def alpha():\n    return beta()\n", "lib/b.py": "def beta():\n    return 2\n"})
     context = RepoContext(root, tmp_path / "cache")
-    assert context.index.live_count == 2
-    a, b = context.index.ids["lib/a.py"], context.index.ids["lib/b.py"]
+    assert context.index.files.live_count == 2
+    a, b = context.index.files.ids["lib/a.py"], context.index.files.ids["lib/b.py"]
     assert b in context.index.neighbours(a)
 
 
@@ -145,8 +149,8 @@ def test_parallel_parsing_gives_the_same_tags(tmp_path: Path) -> None:
     files = {f"pkg/m{i}.py": f"def func{i}():\n    return func{(i + 1) % 250}()\n" for i in range(250)}
     root = make_repo(tmp_path / "many", files)
     context = RepoContext(root, tmp_path / "cache")
-    assert context.index.live_count == 250
-    m0, m1 = context.index.ids["pkg/m0.py"], context.index.ids["pkg/m1.py"]
+    assert context.index.files.live_count == 250
+    m0, m1 = context.index.files.ids["pkg/m0.py"], context.index.files.ids["pkg/m1.py"]
     assert m1 in context.index.neighbours(m0)
 
 
@@ -154,12 +158,12 @@ def test_an_ignore_rule_edited_in_place_drops_the_file_and_new_folders_are_seen(
     root = make_repo(tmp_path / "r", {".gitignore": "*.log\n", "app/core.py": "def run():\n    pass\n"})
     write(root, {"scratch/tmp.py": "def scratch():\n    pass\n"})
     context = RepoContext(root, tmp_path / "cache")
-    assert context.index.file_id("scratch/tmp.py") is not None
+    assert context.index.files.file_id("scratch/tmp.py") is not None
     (root / ".gitignore").write_text("*.log\nscratch/\n")
     write(root, {"app/deep/new/module.py": "def fresh():\n    pass\n"})
     context.refresh()
-    assert context.index.file_id("scratch/tmp.py") is None
-    assert context.index.file_id("app/deep/new/module.py") is not None
+    assert context.index.files.file_id("scratch/tmp.py") is None
+    assert context.index.files.file_id("app/deep/new/module.py") is not None
 
 
 def test_parsing_from_a_thread_gives_the_same_tags_as_from_the_main_thread() -> None:
@@ -181,7 +185,7 @@ def test_a_damaged_tag_cache_is_started_again(shop_repo: Path, tmp_path: Path) -
     parser = CountingParser()
     context = RepoContext(shop_repo, cache, parse=parser)
     assert parser.count == CODE_FILES
-    assert context.index.live_count == CODE_FILES
+    assert context.index.files.live_count == CODE_FILES
 
 
 def test_an_unusable_cache_folder_is_a_clear_error(shop_repo: Path, tmp_path: Path) -> None:
@@ -205,7 +209,7 @@ def test_jobs_on_clones_of_one_repository_share_the_tag_cache(shop_repo: Path, t
     assert first_parser.count == CODE_FILES
     assert second_parser.count == 1  # only the edited file
     assert (second.last_sync.parsed, second.last_sync.reused) == (1, CODE_FILES - 1)
-    assert second.index.file_definitions(second.index.ids["shop/cart.py"])[0].name == "Cart"
+    assert second.index.files.file_definitions(second.index.files.ids["shop/cart.py"])[0].name == "Cart"
     first.close()
     second.close()
     assert repo_tag_cache(tmp_path / "work", "acme/other") != tags
@@ -238,5 +242,5 @@ def test_a_huge_source_file_is_left_out_of_the_index_without_being_read(tmp_path
     write(root, {"lib/a.py": "def alpha():\n    return 1\n"})
     huge_file(root / "lib" / "generated.py", "def huge():\n    return 2\n")
     context, peak = peak_bytes(lambda: RepoContext(root, tmp_path / "cache"))
-    assert sorted(p for p in context.index.paths if p) == ["lib/a.py"]
+    assert sorted(p for p in context.index.files.paths if p) == ["lib/a.py"]
     assert peak < 16 << 20, f"{peak} bytes held to index two files"

@@ -32,7 +32,7 @@ def test_a_traceback_frame_ranks_its_file_first_and_shows_its_lines(shop_repo: P
     first = retrieved.slices[0]
     assert (first.path, first.start_line <= 6 <= first.end_line) == ("shop/pricing.py", True)
     assert "traceback frame, line 6" in first.reason
-    assert first.blob == context.index.blobs[context.index.ids["shop/pricing.py"]]
+    assert first.blob == context.index.files.blobs[context.index.files.ids["shop/pricing.py"]]
     assert first.last_commit_date.startswith("20")
     assert "return subtotal / (count - 10)" in retrieved.rendered
 
@@ -102,10 +102,10 @@ def test_a_numbered_module_named_in_the_issue_ranks_first(tmp_path: Path) -> Non
 def test_the_graph_brings_in_what_a_named_file_uses(shop_repo: Path, tmp_path: Path) -> None:
     context = RepoContext(shop_repo, tmp_path / "cache")
     ranked = context.rank(Query(text="Wrong result from Cart"))
-    by_path = {context.index.paths[r.fid]: r for r in ranked}
+    by_path = {context.index.files.paths[r.fid]: r for r in ranked}
     assert by_path["shop/pricing.py"].graph > 0
     assert "shop/shipping.py" not in by_path or by_path["shop/shipping.py"].graph == 0
-    files = [context.index.paths[r.fid] for r in ranked]
+    files = [context.index.files.paths[r.fid] for r in ranked]
     assert files.index("shop/pricing.py") < files.index("shop/shipping.py") if "shop/shipping.py" in files else True
 
 
@@ -113,7 +113,7 @@ def test_the_current_diff_counts_as_a_direct_hit(shop_repo: Path, tmp_path: Path
     context = RepoContext(shop_repo, tmp_path / "cache")
     diff = "--- a/web/app.js\n+++ b/web/app.js\n@@ -1 +1 @@\n-x\n+y\n"
     ranked = context.rank(Query(text="make it nicer", diff=diff))
-    assert context.index.paths[ranked[0].fid] == "web/app.js"
+    assert context.index.files.paths[ranked[0].fid] == "web/app.js"
 
 
 @settings(max_examples=40, deadline=None)
@@ -188,6 +188,6 @@ def test_a_module_named_after_a_function_in_the_issue_is_its_home(tmp_path: Path
     )
     context = RepoContext(repo, tmp_path / "cache")
     ranked = context.rank(Query(text="`refine()` does not simplify the argument of a complex number"))
-    by_path = {context.index.paths[r.fid]: r for r in ranked}
-    assert ranked[0].fid == context.index.ids["assumptions/refine.py"]
+    by_path = {context.index.files.paths[r.fid]: r for r in ranked}
+    assert ranked[0].fid == context.index.files.ids["assumptions/refine.py"]
     assert by_path["assumptions/refine.py"].direct > 5 * by_path["core/part0.py"].direct

@@ -68,7 +68,7 @@ def test_an_issue_that_reads_like_a_test_finds_the_code_under_test(tmp_path: Pat
     context = RepoContext(repo, tmp_path / "cache")
     text = "A nested Enum used as a field default is written with its value, not by name (Status.GOOD)."
     ranked = context.rank(Query(text=text))
-    by_path = {context.index.paths[r.fid]: r for r in ranked}
+    by_path = {context.index.files.paths[r.fid]: r for r in ranked}
     assert by_path["app/migrations/serializer.py"].subject > 0
     assert by_path["app/models/fields.py"].subject == 0
     files = [path for path in by_path if not is_test_path(str(path))]

@@ -32,8 +32,8 @@ from bot.model.scripted import ScriptedModel, Turn, call, turn, user_text
 from bot.redact import MASK
 from bot.sandbox.select import open_sandbox
 from bot.settings import load_settings
+from bot.workspace import opening
 from bot.workspace.branch import branch_name
-from bot.workspace.git import Workspace
 from bot.workspace.models import DiffStats
 from tests.support.repos import FolderTree
 from tests.support.runs import CHECK, FINISH, FIX, MODEL, PLAN, SAMPLE_CRITERIA, config, sample_files, sample_issue
@@ -108,7 +108,7 @@ def loop_parts(tmp_path: Path):  # type: ignore[no-untyped-def]
     repo = make_repo(tmp_path / "repo", sample_files(**{".github/ai-fix.yml": config()}))
     files = LocalRepoFiles(repo)
     contract = build_contract(snapshot_from_markdown(sample_issue(), str(repo)), files)
-    workspace = Workspace.local(repo, tmp_path / "jobs", branch=branch_name(None, contract.title), ref=files.commit)
+    workspace = opening.local(repo, tmp_path / "jobs", branch=branch_name(None, contract.title), ref=files.commit)
     sandbox = open_sandbox("bwrap", workspace.path, contract.sandbox)
 
     def make(

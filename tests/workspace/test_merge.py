@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.workspace import opening
 from bot.workspace.conflicts import ConflictError, parse_conflicts, resolve
 from bot.workspace.git import Workspace
 from bot.workspace.merge import commit_merge, read_conflicted, start_merge, write_resolved
@@ -24,11 +25,11 @@ def move_main(seed_repo: Path, remote: Path, path: str, text: str) -> str:
 @pytest.fixture
 def pushed(tmp_path: Path, remote_url: str, branch: str) -> Workspace:
     """The PR's branch on the remote (it changed `add`), checked out again as a rebase job does."""
-    ws = Workspace.clone(remote_url, tmp_path / "round1", branch=branch)
+    ws = opening.clone(remote_url, tmp_path / "round1", branch=branch)
     (ws.path / "src" / "app.py").write_text("def add(a, b):\n    return b + a\n\n\ndef sub(a, b):\n    return a - b\n")
     ws.checkpoint("round 1")
     ws.push()
-    return Workspace.checkout_existing(remote_url, tmp_path / "rebase", branch=branch)
+    return opening.checkout_existing(remote_url, tmp_path / "rebase", branch=branch)
 
 
 def test_a_clean_merge_is_committed_with_two_parents(pushed: Workspace, seed_repo: Path, remote: Path) -> None:

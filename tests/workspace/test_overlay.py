@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.workspace import opening
 from bot.workspace.git import Workspace
 from tests.support.repos import git_as_user as git
 
 
 @pytest.fixture
 def ws(tmp_path: Path, remote_url: str, branch: str) -> Workspace:
-    return Workspace.clone(remote_url, tmp_path / "job", branch=branch)
+    return opening.clone(remote_url, tmp_path / "job", branch=branch)
 
 
 def test_the_base_code_with_the_changes_tests_laid_over_then_the_change_exactly_back(ws: Workspace) -> None:

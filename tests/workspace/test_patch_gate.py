@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from bot.contract.globs import glob_match, path_in_scope
 from bot.contract.models import ALWAYS_DENIED, Budget, Scope
 from bot.errors import AiFixError, PolicyViolation
-from bot.workspace.gate import MAX_FILE_BYTES, GateRefusal, PatchGate, apply_write, canonical_path, line_counts
+from bot.workspace.gate import MAX_FILE_BYTES, PatchGate, apply_write, line_counts
 from bot.workspace.models import DiffStats, FileChange
+from bot.workspace.pathrules import GateRefusal, canonical_path
 
 
 class _Dir:

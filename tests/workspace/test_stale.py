@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from bot.workspace import opening
 from bot.workspace.git import Workspace
 from bot.workspace.stale import OWNER_FILE, claim, clear_dead_runs, owner_gone
 from tests.support.repos import git, make_repo
@@ -16,7 +17,7 @@ BRANCH = "ai-fix/local-fix-the-adder"
 def dead_run(runs: Path, repo: Path, name: str, *, checkpoint: bool) -> Workspace:
     """A run directory whose process is gone (a real pid that has exited), with its worktree in `repo`."""
     run_dir = runs / name
-    ws = Workspace.local(repo, run_dir / "job", branch=BRANCH)
+    ws = opening.local(repo, run_dir / "job", branch=BRANCH)
     if checkpoint:
         (ws.path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
         ws.checkpoint("ai-fix step 1: add() adds")

@@ -12,6 +12,7 @@ import pytest
 
 from bot.contract.models import Budget, Scope
 from bot.errors import PolicyViolation
+from bot.workspace import opening
 from bot.workspace.branch import branch_name
 from bot.workspace.gate import PatchGate, apply_write
 from bot.workspace.git import Workspace
@@ -27,7 +28,7 @@ def _all_bytes_under(path: Path) -> bytes:
 
 @pytest.fixture
 def ws(tmp_path: Path, remote_url: str, branch: str) -> Workspace:
-    return Workspace.clone(remote_url, tmp_path / "job", branch=branch)
+    return opening.clone(remote_url, tmp_path / "job", branch=branch)
 
 
 # ---- cloning and the token ----------------------------------------------------------------------
@@ -54,7 +55,7 @@ def test_clone_never_reuses_a_branch_left_on_the_remote(
     git("commit", "-q", "-m", "closed PR", cwd=seed_repo)
     git("push", "-q", str(remote), branch, cwd=seed_repo)
     old_tip = git("rev-parse", "HEAD", cwd=seed_repo)
-    ws = Workspace.clone(f"file://{remote}", tmp_path / "job", branch=branch)
+    ws = opening.clone(f"file://{remote}", tmp_path / "job", branch=branch)
     assert ws.branch == f"{branch}-2"
     assert git("symbolic-ref", "--short", "HEAD", cwd=ws.path) == f"{branch}-2"
     assert ws.base_sha == git("rev-parse", "main", cwd=remote) and not (ws.path / "old.txt").exists()
@@ -63,10 +64,10 @@ def test_clone_never_reuses_a_branch_left_on_the_remote(
     ws.push()
     assert git("rev-parse", f"refs/heads/{branch}-2", cwd=remote) == ws.head_sha
     assert git("rev-parse", f"refs/heads/{branch}", cwd=remote) == old_tip
-    third = Workspace.clone(f"file://{remote}", tmp_path / "job3", branch=branch)
+    third = opening.clone(f"file://{remote}", tmp_path / "job3", branch=branch)
     assert third.branch == f"{branch}-3"
     # Reopened after a crash, the job keeps the name it chose.
-    assert Workspace.resume(tmp_path / "job").branch == f"{branch}-2"
+    assert opening.resume(tmp_path / "job").branch == f"{branch}-2"
 
 
 def test_clone_at_a_given_ref(tmp_path: Path, seed_repo: Path, remote: Path, branch: str) -> None:
@@ -75,15 +76,15 @@ def test_clone_at_a_given_ref(tmp_path: Path, seed_repo: Path, remote: Path, bra
     git("add", "later.txt", cwd=seed_repo)
     git("commit", "-q", "-m", "later", cwd=seed_repo)
     git("push", "-q", str(remote), "main", cwd=seed_repo)
-    ws = Workspace.clone(f"file://{remote}", tmp_path / "job", branch=branch, ref=first)
+    ws = opening.clone(f"file://{remote}", tmp_path / "job", branch=branch, ref=first)
     assert ws.base_sha == first and not (ws.path / "later.txt").exists()
     with pytest.raises(WorkspaceError, match="no commit"):
-        Workspace.clone(f"file://{remote}", tmp_path / "job2", branch=branch, ref="no-such-branch")
+        opening.clone(f"file://{remote}", tmp_path / "job2", branch=branch, ref="no-such-branch")
     assert not (tmp_path / "job2").exists()  # a failed clone leaves nothing behind
 
 
 def test_the_token_is_never_persisted(tmp_path: Path, remote_url: str, remote: Path, branch: str) -> None:
-    ws = Workspace.clone(remote_url, tmp_path / "job", branch=branch, token=TOKEN)
+    ws = opening.clone(remote_url, tmp_path / "job", branch=branch, token=TOKEN)
     (ws.path / "src" / "util.py").write_text("X = 2\n")
     ws.checkpoint("change X")
     ws.push(token=TOKEN)
@@ -182,7 +183,7 @@ def test_remote_urls_are_checked(url: str, reason: str) -> None:
 
 def test_clone_errors_say_what_to_do_without_the_token(tmp_path: Path, branch: str) -> None:
     with pytest.raises(WorkspaceError) as caught:
-        Workspace.clone(f"file://{tmp_path}/missing.git", tmp_path / "job", branch=branch, token=TOKEN)
+        opening.clone(f"file://{tmp_path}/missing.git", tmp_path / "job", branch=branch, token=TOKEN)
     message = str(caught.value)
     assert "git clone failed" in message and "check the repository URL" in message
     assert TOKEN not in message
@@ -190,11 +191,11 @@ def test_clone_errors_say_what_to_do_without_the_token(tmp_path: Path, branch: s
 
 def test_only_ai_fix_branches_and_fresh_directories(tmp_path: Path, remote_url: str, branch: str) -> None:
     with pytest.raises(PolicyViolation):
-        Workspace.clone(remote_url, tmp_path / "job", branch="main")
+        opening.clone(remote_url, tmp_path / "job", branch="main")
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "x").write_text("")
     with pytest.raises(WorkspaceError, match="not empty"):
-        Workspace.clone(remote_url, tmp_path / "busy", branch=branch)
+        opening.clone(remote_url, tmp_path / "busy", branch=branch)
 
 
 # ---- checkpoints, rollback, diff ---------------------------------------------------------------
@@ -369,7 +370,7 @@ def test_checkout_existing_adds_commits_on_top(
     (ws.path / "src" / "util.py").write_text("X = 2\n")
     first = ws.checkpoint("first round")
     ws.push()
-    again = Workspace.checkout_existing(remote_url, tmp_path / "round2", branch=branch, token=TOKEN)
+    again = opening.checkout_existing(remote_url, tmp_path / "round2", branch=branch, token=TOKEN)
     assert again.base_sha == first and (again.path / "src" / "util.py").read_text() == "X = 2\n"
     (again.path / "src" / "util.py").write_text("X = 5\n")
     second = again.checkpoint("review feedback")
@@ -377,7 +378,7 @@ def test_checkout_existing_adds_commits_on_top(
     assert git("rev-list", "--max-count=2", f"refs/heads/{branch}", cwd=remote).split() == [second, first]
     assert [f.path for f in again.stats().files] == ["src/util.py"]
     with pytest.raises(WorkspaceError, match="does not exist"):
-        Workspace.checkout_existing(remote_url, tmp_path / "round3", branch=branch_name(99, "nothing"))
+        opening.checkout_existing(remote_url, tmp_path / "round3", branch=branch_name(99, "nothing"))
 
 
 def test_resume_continues_from_the_last_checkpoint(tmp_path: Path, ws: Workspace) -> None:
@@ -385,12 +386,12 @@ def test_resume_continues_from_the_last_checkpoint(tmp_path: Path, ws: Workspace
     good = ws.checkpoint("good")
     (ws.path / "src" / "util.py").write_text("half-written")
     (ws.path / "partial.py").write_text("")
-    resumed = Workspace.resume(tmp_path / "job")
+    resumed = opening.resume(tmp_path / "job")
     assert (resumed.head_sha, resumed.base_sha, resumed.branch) == (good, ws.base_sha, ws.branch)
     assert (resumed.path / "src" / "util.py").read_text() == "X = 2\n"
     assert not (resumed.path / "partial.py").exists()
     with pytest.raises(WorkspaceError, match="not an ai-fix job directory"):
-        Workspace.resume(tmp_path)
+        opening.resume(tmp_path)
 
 
 # ---- local mode ---------------------------------------------------------------------------------
@@ -399,7 +400,7 @@ def test_resume_continues_from_the_last_checkpoint(tmp_path: Path, ws: Workspace
 def test_local_mode_leaves_the_work_on_a_branch_of_the_users_repo(tmp_path: Path, seed_repo: Path) -> None:
     (seed_repo / "README.md").write_text("# uncommitted work of the user\n")
     branch = branch_name(None, "Rename add")
-    ws = Workspace.local(seed_repo, tmp_path / "job", branch=branch)
+    ws = opening.local(seed_repo, tmp_path / "job", branch=branch)
     assert ws.base_sha == git("rev-parse", "HEAD", cwd=seed_repo)
     assert (ws.path / "README.md").read_text() == "# demo\n"  # committed state only
     (ws.path / "src" / "util.py").write_text("X = 2\n")
@@ -411,12 +412,12 @@ def test_local_mode_leaves_the_work_on_a_branch_of_the_users_repo(tmp_path: Path
     with pytest.raises(WorkspaceError, match="nothing to push"):
         ws.push()
     with pytest.raises(WorkspaceError, match="already exists"):
-        Workspace.local(seed_repo, tmp_path / "job2", branch=branch)
+        opening.local(seed_repo, tmp_path / "job2", branch=branch)
     assert not (tmp_path / "job2").exists()
     (tmp_path / "plain").mkdir()
     with pytest.raises(WorkspaceError, match="not a git repository"):
-        Workspace.local(tmp_path / "plain", tmp_path / "job3", branch=branch_name(None, "x"))
-    resumed = Workspace.resume(tmp_path / "job")
+        opening.local(tmp_path / "plain", tmp_path / "job3", branch=branch_name(None, "x"))
+    resumed = opening.resume(tmp_path / "job")
     assert resumed.head_sha == sha
     resumed.remove()
     assert not (tmp_path / "job").exists()
@@ -428,7 +429,7 @@ def test_local_mode_can_push_when_given_a_remote(
     tmp_path: Path, seed_repo: Path, remote: Path, remote_url: str
 ) -> None:
     branch = branch_name(None, "Push me")
-    ws = Workspace.local(seed_repo, tmp_path / "job", branch=branch)
+    ws = opening.local(seed_repo, tmp_path / "job", branch=branch)
     (ws.path / "src" / "util.py").write_text("X = 2\n")
     ws.checkpoint("step")
     ws.push(remote_url=remote_url)
