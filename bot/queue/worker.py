@@ -149,8 +149,10 @@ class WorkerPool:
             return not self._running
 
     def _renew(self) -> None:
+        with self._lock:
+            running = sorted(self._running)
         try:
-            self.store.renew(self.owner, self.config.lease_seconds)
+            self.store.renew(self.owner, self.config.lease_seconds, running)
         except AiFixError as exc:
             log.error("could not renew leases: %s", exc)
 
@@ -171,7 +173,7 @@ class WorkerPool:
                 self._running.add(job.id)
             try:
                 self.run_job(job)
-            except AiFixError as exc:  # the store failed while recording the outcome: the lease will expire
+            except AiFixError as exc:  # the store failed while recording the outcome: the lease runs out (_renew)
                 log.error("job %d: could not record its outcome: %s", job.id, exc)
             finally:
                 with self._lock:
