@@ -269,6 +269,7 @@ class Check:
         for delivery, (intake, body) in refused.items():  # as GitHub's "Redeliver" would
             job_ids.append(int(self.intakes.expect(intake, body, delivery, 202, "queued")["job_id"]))
         took = self.ended(job_ids, 150)
+        attempts = self.project.sql(f"SELECT id, attempts FROM jobs WHERE id IN ({numbers(job_ids)}) ORDER BY id")
         acknowledged = sorted(set(self.intakes.acknowledged))
         [[stored]] = self.project.sql(f"SELECT count(*) FROM deliveries WHERE id IN ({ids(acknowledged)})")
         if stored != str(len(acknowledged)):
@@ -277,7 +278,9 @@ class Check:
             "restart: "
             + ", ".join(f"{intake} answered /healthz 200 {s:.0f} s after the start" for intake, s in recovered.items())
             + f" with no restart of its own; the 2 refused deliveries redelivered (202 queued); jobs {job_ids} ended "
-            f"{END} within {took:.0f} s; all {len(acknowledged)} deliveries acknowledged during the check are in PostgreSQL"
+            f"{END} within {took:.0f} s (attempts: {', '.join(f'job {i}: {n}' for i, n in attempts)}; a job mid-way "
+            f"when PostgreSQL stopped is taken again once its lease runs out); all {len(acknowledged)} deliveries "
+            "acknowledged during the check are in PostgreSQL"
         )
 
     # -- stop -------------------------------------------------------------------------------------
