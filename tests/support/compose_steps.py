@@ -8,11 +8,12 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from bot.vocabulary import NEEDS_CLARIFICATION
 from tests.support.compose_project import CheckFailed, Project, podman, say, wait_until
 from tests.support.compose_world import Intakes
 from tests.support.webhooks import REPO
 
-END = "needs_clarification"
+END = NEEDS_CLARIFICATION
 """How every job of the check ends: the issues give no acceptance criteria."""
 ISSUES = range(101, 107)
 
