@@ -75,7 +75,11 @@ class Leases:
             return not self._running
 
     def _renew(self) -> None:
+        """Renew only the jobs running here: a job whose end could not be recorded (the store was down as it
+        ended) is no longer running, and its lease must run out so another worker finishes it."""
+        with self._lock:
+            running = sorted(self._running)
         try:
-            self.store.renew(self.owner, self.lease_seconds)
+            self.store.renew(self.owner, self.lease_seconds, running)
         except AiFixError as exc:
             log.error("could not renew leases: %s", exc)

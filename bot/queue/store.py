@@ -271,13 +271,19 @@ class Store(WaitingJobs):
             self.add_event(conn, job_id, "claimed", {"worker": owner, "attempt": attempt})
         return self.get_job(job_id)
 
-    def renew(self, owner: str, lease_seconds: float) -> int:
-        """Extend every lease `owner` holds; returns how many it still holds."""
+    def renew(self, owner: str, lease_seconds: float, job_ids: Sequence[int]) -> int:
+        """Extend the leases `owner` holds on `job_ids` (the jobs it is running); returns how many it still holds.
+
+        Only those: a job whose outcome could not be stored (the database was away as it ended) is still
+        leased to `owner` but run by nobody, and its lease must run out for another attempt to take it."""
+        if not job_ids:
+            return 0
         now = self.clock()
         with self.transaction() as conn:
             cur = conn.execute(
-                f"UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status = '{RUNNING}'",
-                (now + lease_seconds, owner),
+                f"UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status = '{RUNNING}' "
+                f"AND id IN ({_marks(job_ids)})",
+                (now + lease_seconds, owner, *job_ids),
             )
             return cur.rowcount
 

@@ -1,7 +1,10 @@
-"""deploy/compose.yaml: the services docs/install.md describes, each running a real ai-fix command with real settings."""
+"""deploy/compose.yaml: the services docs/install.md describes, each running a real ai-fix command with real settings;
+scripts/check-compose.sh (which starts the file, in CI) refusing a broken copy before it builds anything."""
 
+import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from bot.commands.main import build_parser
@@ -39,3 +42,32 @@ def test_every_command_and_setting_it_uses_exists():
         assert service["environment"]["AIFIX_DATABASE_URL"].endswith("@db:5432/aifix")
     example = (ROOT / "deploy" / "ai-fix.env.example").read_text().splitlines()
     assert {line.split("=")[0] for line in example if line and not line.startswith("#")} <= fields
+
+
+@pytest.mark.parametrize(
+    ("change", "refusal"),
+    [
+        (
+            ("      migrate:\n", "      migrat:\n"),
+            "service serve depends on 'migrat', which the compose file does not define",
+        ),
+        (("\n  serve:\n", "\n  intake:\n"), "the compose file has no service serve running `ai-fix serve`"),
+    ],
+)
+def test_the_compose_check_refuses_a_broken_file_before_building_anything(
+    tmp_path: Path, change: tuple[str, str], refusal: str
+) -> None:
+    text = (ROOT / "deploy" / "compose.yaml").read_text()
+    assert change[0] in text
+    broken = tmp_path / "compose.yaml"
+    broken.write_text(text.replace(*change))
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "check-compose.sh"), "--compose-file", str(broken)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"compose check failed: {refusal}" in done.stderr
+    assert "$ " not in done.stdout  # no podman build, podman-compose build or up ran

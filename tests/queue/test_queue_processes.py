@@ -9,11 +9,14 @@ from collections import Counter
 
 import httpx
 
+from bot.errors import StoreUnavailable
 from bot.intake.apply import Incoming, apply_batch
 from bot.intake.events import Event
 from bot.intake.triggers import decide
+from bot.queue.pipeline import JobContext, JobOutcome
 from bot.queue.store import Store
-from bot.queue.worker import WorkerPool
+from bot.queue.worker import WorkerConfig, WorkerPool
+from bot.snapshot import Snapshot
 from tests.support.pipelines import Gate, Ledger, wait_for
 from tests.support.processes import AI_FIX, env_for, free_port
 from tests.support.service import ADMIN, FAST, github_for, make_settings, settled, wait_until
@@ -72,6 +75,48 @@ def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path,
     assert "lease_expired" in names and names.count("snapshot_taken") == 1  # resumed: the snapshot was kept
     passed = next(e for e in job.events if e.event == "gate_passed")
     assert passed.data["steps"] >= steps_before
+
+
+class AwayOnce:
+    """The first attempt finds the job store gone (PostgreSQL restarting); the next one ends the job."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
+        self.runs += 1
+        if self.runs == 1:
+            raise StoreUnavailable("job store db:5432/aifix is unavailable (terminating connection); retry later")
+        return JobOutcome(status="done", reason="attempt 2")
+
+
+def test_a_job_whose_failed_attempt_could_not_be_stored_is_taken_again_by_its_live_worker(
+    tmp_path, fake_github, monkeypatch
+):
+    """Neither the attempt nor its failure could be stored: the job stays `running`, leased to a worker that
+    lives on. Renewing that lease would keep it so for as long as the worker lives (and hold every job of its
+    repository behind it); it runs out instead, and the next attempt ends the job."""
+    store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
+    store.init_schema()
+    [job_id] = enqueue(store, 1)
+    record = store.fail_attempt
+
+    def away(*args: object, **kwargs: object) -> None:
+        monkeypatch.setattr(store, "fail_attempt", record)
+        raise StoreUnavailable("job store db:5432/aifix is unavailable (the server is starting); retry later")
+
+    monkeypatch.setattr(store, "fail_attempt", away)
+    settings = make_settings(tmp_path, fake_github)
+    config = WorkerConfig(lease_seconds=1.0, poll_seconds=0.02, grace_seconds=5.0, retry_seconds=0.0)
+    pool = WorkerPool(store, github_for(settings), AwayOnce(), settings, workers=1, config=config)
+    pool.start()
+    try:
+        job = settled(store, job_id, timeout=20)
+    finally:
+        pool.stop()
+        store.close()
+    assert (job.status, job.reason, job.attempts) == ("done", "attempt 2", 2)
+    assert [e.event for e in job.events].count("lease_expired") == 1
 
 
 def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_url):

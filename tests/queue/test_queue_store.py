@@ -52,11 +52,25 @@ def test_an_expired_lease_is_claimed_again_and_the_old_owner_lost_it(store, cloc
 
 def test_renewed_leases_are_not_taken(store, clock):
     enqueue(store, 1)
-    store.claim("worker-a", WORK_KINDS, LEASE)
+    job = store.claim("worker-a", WORK_KINDS, LEASE)
     for _ in range(3):
         clock.now += LEASE * 0.6
-        assert store.renew("worker-a", LEASE) == 1
+        assert store.renew("worker-a", LEASE, [job.id]) == 1
         assert store.claim("worker-b", WORK_KINDS, LEASE) is None
+
+
+def test_only_the_leases_named_are_renewed(store, clock):
+    """A job its worker no longer runs (its outcome could not be stored) is not kept by the worker's renewals."""
+    enqueue(store, 1, 2)
+    running = store.claim("worker-a", WORK_KINDS, LEASE)
+    orphan = store.claim("worker-a", WORK_KINDS, LEASE)
+    for _ in range(2):
+        clock.now += LEASE * 0.6
+        assert store.renew("worker-a", LEASE, [running.id]) == 1
+    again = store.claim("worker-b", WORK_KINDS, LEASE)
+    assert again.id == orphan.id and again.attempts == 2
+    assert store.claim("worker-c", WORK_KINDS, LEASE) is None  # the renewed one is still worker-a's
+    assert store.renew("worker-a", LEASE, []) == 0
 
 
 def test_a_job_whose_worker_dies_three_times_fails_with_the_reason(store, clock):

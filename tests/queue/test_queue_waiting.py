@@ -66,7 +66,7 @@ def test_a_parked_job_holds_no_lease_and_no_worker_can_take_it(store, now):
     assert tuple(row) == (None, None)
     now[0] += DAY
     assert store.claim("w2", WORK_KINDS, LEASE) is None
-    assert store.renew("w", LEASE) == 0
+    assert store.renew("w", LEASE, [job_id]) == 0
 
 
 def test_an_answer_queues_it_again_with_the_answer_in_its_state(store, now):

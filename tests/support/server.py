@@ -16,10 +16,12 @@ import uvicorn
 
 
 @contextmanager
-def serve(app: Any, *, timeout: float = 10.0) -> Iterator[str]:
-    """Yield the base URL of `app` served on 127.0.0.1 (a free port); lifespan runs, shutdown is graceful."""
+def serve(app: Any, *, timeout: float = 10.0, host: str = "127.0.0.1") -> Iterator[str]:
+    """Yield the base URL of `app` served on `host` (a free port); lifespan runs, shutdown is graceful.
+
+    `host="0.0.0.0"`: also reachable from containers (the URL still names loopback)."""
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on")
+        uvicorn.Config(app, host=host, port=0, log_level="warning", access_log=False, lifespan="on")
     )
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()
