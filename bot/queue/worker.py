@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from bot.errors import AiFixError
 from bot.markers import PROGRESS_KIND, marker
 from bot.queue.governance import Limits, waiting_notices
-from bot.queue.leases import Leases
+from bot.queue.heartbeat import RunningJobs
 from bot.queue.pipeline import Pipeline
 from bot.queue.runner import GitHubApps, JobRunner
 from bot.queue.store import Store
@@ -81,7 +81,7 @@ class WorkerPool:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stopping = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.leases = Leases(store, self.owner, config.lease_seconds)
+        self.running = RunningJobs(store, self.owner, config.lease_seconds)
         self.runner = JobRunner(
             store,
             github,
@@ -101,7 +101,7 @@ class WorkerPool:
             thread = threading.Thread(target=self._loop, args=(kinds,), name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
-        self.leases.start(self.stopping, self._threads)
+        self.running.start(self.stopping, self._threads)
 
     def stop(self, grace: float | None = None) -> None:
         """Stop claiming; give running jobs `grace` seconds to checkpoint; release the leases left."""
@@ -109,7 +109,7 @@ class WorkerPool:
         deadline = time.monotonic() + (self.config.grace_seconds if grace is None else grace)
         for thread in self._threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
-        self.leases.release_left()
+        self.running.release_left()
 
     def _loop(self, kinds: tuple[str, ...]) -> None:
         while not self.stopping.is_set():
@@ -124,7 +124,7 @@ class WorkerPool:
             if job is None:  # woken early by a new job where the database announces them (PostgreSQL's NOTIFY)
                 self.store.db.wait_for_work(token, self.config.poll_seconds, self.stopping)
                 continue
-            with self.leases.holding(job.id):
+            with self.running.holding(job.id):
                 try:
                     self.runner.run(job)
                 except AiFixError as exc:  # the store failed while recording the outcome: the lease will expire

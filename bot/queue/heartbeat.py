@@ -17,7 +17,7 @@ from bot.queue.store import Store
 log = logging.getLogger(__name__)
 
 
-class Leases:
+class RunningJobs:
     """The jobs this process runs under `owner`, and the heartbeat that renews their leases."""
 
     def __init__(self, store: Store, owner: str, lease_seconds: float) -> None:
