@@ -54,9 +54,11 @@ def _apply_installation(store: Store, conn: Conn, change: InstallationChange, no
         (change.installation_id, change.account, status, json.dumps(sorted(repos)), now),
     )
     if change.stops_work:
-        store.cancel_where(conn, "installation_id = ?", (change.installation_id,), f"the App installation was {status}")
+        store.work.cancel_where(
+            conn, "installation_id = ?", (change.installation_id,), f"the App installation was {status}"
+        )
     for repo in change.repos_removed:
-        store.cancel_where(
+        store.work.cancel_where(
             conn, "installation_id = ? AND repo = ?", (change.installation_id, repo), f"the App was removed from {repo}"
         )
 
@@ -73,14 +75,14 @@ def _work(decision: Decision) -> str | None:
 def _apply_meaning(store: Store, conn: Conn, decision: Decision, received_at: float) -> Ack:
     reason = getattr(decision, "reason", "")
     if isinstance(decision, Triggered):
-        job_id, outcome = store.enqueue(conn, decision.trigger, received_at)
+        job_id, outcome = store.work.enqueue(conn, decision.trigger, received_at)
         return Ack(outcome, job_id=job_id)
     if isinstance(decision, InstallationChange):
         _apply_installation(store, conn, decision, received_at)
     if isinstance(decision, LabelRemoved):
         target = (decision.installation_id, decision.repo, decision.number)
         where = "installation_id = ? AND repo = ? AND number = ? AND kind = 'issue'"
-        store.cancel_where(conn, where, target, reason)
+        store.work.cancel_where(conn, where, target, reason)
     return Ack(decision.outcome, reason)
 
 

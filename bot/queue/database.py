@@ -102,6 +102,11 @@ def is_outage(exc: BaseException) -> bool:
     return isinstance(exc, StoreUnavailable | sqlite3.OperationalError)
 
 
+def marks(values: Sequence[object]) -> str:
+    """The placeholders of an IN (…) list of `values`."""
+    return ",".join("?" for _ in values)
+
+
 def is_database_error(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.Error | psycopg.Error)
 

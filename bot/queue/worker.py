@@ -123,7 +123,7 @@ class WorkerPool:
         with self._lock:
             left = list(self._running)
         for job_id in left:
-            if self.store.release(job_id, self.owner):
+            if self.store.leases.release(job_id, self.owner):
                 log.warning(
                     "job %d did not reach a checkpoint within the grace period; released for another worker", job_id
                 )
@@ -150,7 +150,7 @@ class WorkerPool:
 
     def _renew(self) -> None:
         try:
-            self.store.renew(self.owner, self.config.lease_seconds)
+            self.store.leases.renew(self.owner, self.config.lease_seconds)
         except AiFixError as exc:
             log.error("could not renew leases: %s", exc)
 
@@ -158,7 +158,7 @@ class WorkerPool:
         while not self.stopping.is_set():
             token = self.store.db.work_token()
             try:
-                job = self.store.claim(self.owner, kinds, self.config.lease_seconds, self.limits)
+                job = self.store.leases.claim(self.owner, kinds, self.config.lease_seconds, self.limits)
             except AiFixError as exc:
                 log.error("could not claim a job: %s", exc)
                 job = None
@@ -203,7 +203,7 @@ class WorkerPool:
         client: RepoClient | None = None
         try:
             if job.installation_id is None:
-                self.store.finish(job.id, self.owner, FAILED, "the job has no installation id")
+                self.store.leases.finish(job.id, self.owner, FAILED, "the job has no installation id")
                 return
             client = self.github.for_repo(job.installation_id, job.repo)
             permission = Permissions(client)
@@ -211,7 +211,7 @@ class WorkerPool:
             if not accepted:
                 who = ", ".join(sorted({f"@{t.sender} ({permission(t.sender)})" for t in job.triggers}))
                 reason = f"{who}: write, maintain or admin permission on {job.repo} is needed to start ai-fix"
-                self.store.finish(job.id, self.owner, REJECTED, reason)
+                self.store.leases.finish(job.id, self.owner, REJECTED, reason)
                 return
             if job.kind in COMMAND_KINDS:
                 self._command(job, accepted[0], client)
@@ -220,7 +220,7 @@ class WorkerPool:
         except Exception as exc:  # noqa: BLE001 - the worker is an edge: every error ends as a recorded attempt
             reason = redact(f"{exc.__class__.__name__}: {exc}", self._secrets(client))
             log.warning("job %d attempt %d failed: %s", job.id, job.attempts, reason)
-            self.store.fail_attempt(job.id, self.owner, reason, self.config.retry_seconds)
+            self.store.leases.fail_attempt(job.id, self.owner, reason, self.config.retry_seconds)
 
     def _check_triggers(self, job: Job, client: RepoClient, permission: Permissions) -> list[Trigger]:
         """The triggers whose sender may start work (writers); GitHub's own reports (CI, pushes) need no person."""
@@ -232,7 +232,7 @@ class WorkerPool:
             elif level in WRITE_PERMISSIONS:
                 accepted.append(trigger)
                 self._react(trigger, client)
-            self.store.record(
+            self.store.history.record(
                 job.id,
                 "trigger_checked",
                 {
@@ -254,7 +254,7 @@ class WorkerPool:
     def _command(self, job: Job, trigger: Trigger, client: RepoClient) -> None:
         if job.kind == "stop":
             reason = f"stopped by @{trigger.sender} (/agent stop)"
-            stopped = self.store.cancel_target(job.repo, job.number, reason, by=trigger.sender)
+            stopped = self.store.work.cancel_target(job.repo, job.number, reason, by=trigger.sender)
             reason = f"stopped job(s) {stopped}" if stopped else "nothing was queued, running or awaiting approval"
         elif job.kind in ANSWER_KINDS:
             answer = PlanAnswer(
@@ -263,7 +263,7 @@ class WorkerPool:
                 feedback=trigger.feedback,
                 by=trigger.sender,
             )
-            woken = self.store.answer_plan(job.repo, job.number, answer)
+            woken = self.store.waiting.answer_plan(job.repo, job.number, answer)
             if woken is None:
                 reason = f"no plan is awaiting approval on #{job.number}"
                 client.create_comment(job.number, f"`/agent {job.kind}`: {reason}, so there is nothing to answer.")
@@ -272,7 +272,7 @@ class WorkerPool:
         else:
             client.create_comment(job.number, help_text(self.settings))
             reason = "posted the list of commands"
-        self.store.finish(job.id, self.owner, DONE, reason)
+        self.store.leases.finish(job.id, self.owner, DONE, reason)
 
     def _work(self, job: Job, accepted: list[Trigger], client: RepoClient, permission: Permissions) -> None:
         if job.snapshot is None:
@@ -281,9 +281,9 @@ class WorkerPool:
             except IssueChanged as exc:
                 what = " and ".join(exc.changed)
                 client.create_comment(job.number, _text("relabel.md", self.settings).replace("{what}", what))
-                self.store.finish(job.id, self.owner, CANCELLED, str(exc))
+                self.store.leases.finish(job.id, self.owner, CANCELLED, str(exc))
                 return
-            self.store.save_snapshot(job.id, snapshot.model_dump())
+            self.store.leases.save_snapshot(job.id, snapshot.model_dump())
         else:
             snapshot = Snapshot.model_validate(job.snapshot)
         ctx = JobContext(job, client, self._secrets(client), self.store, self.stopping, triggers=accepted)
@@ -293,14 +293,14 @@ class WorkerPool:
             outcome = None
         if ctx.stop_requested():
             # The request's reason (who stopped it: /agent stop, or the label removed) was stored with it.
-            stopped = self.store.get_job(job.id)
-            self.store.finish(job.id, self.owner, CANCELLED, stopped.reason if stopped else "stopped")
+            stopped = self.store.jobs.get(job.id)
+            self.store.leases.finish(job.id, self.owner, CANCELLED, stopped.reason if stopped else "stopped")
         elif outcome is None:
-            self.store.release(job.id, self.owner)
+            self.store.leases.release(job.id, self.owner)
         elif outcome.status == AWAITING_APPROVAL:
-            self.store.park(job.id, self.owner, outcome.until, outcome.reason, ctx.redacted(outcome.data))
+            self.store.waiting.park(job.id, self.owner, outcome.until, outcome.reason, ctx.redacted(outcome.data))
         else:
-            self.store.finish(
+            self.store.leases.finish(
                 job.id,
                 self.owner,
                 outcome.status,

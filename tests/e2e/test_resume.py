@@ -58,7 +58,7 @@ def test_a_crash_after_the_run_is_resumed_by_delivering_it_not_by_running_it_aga
 
 def test_agent_stop_mid_run_pushes_the_work_and_opens_a_draft_handoff(worker: Worker) -> None:
     def stop_now(request: ModelRequest) -> Turn:
-        worker.store.cancel_target(REPO, 1, "stopped by @Codertocat (/agent stop)")
+        worker.store.work.cancel_target(REPO, 1, "stopped by @Codertocat (/agent stop)")
         return turn("Look again.", call("str_replace_based_edit_tool", command="view", path="calc.py"))
 
     worker.model_api.scripted = ScriptedModel(

@@ -47,11 +47,11 @@ def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path,
     )
     try:
         wait_for(tmp_path / "work" / f"started-{job_id}", timeout=30)
-        wait_until(lambda: store.get_job(job_id).state.get("step", 0) >= 3)
+        wait_until(lambda: store.jobs.get(job_id).state.get("step", 0) >= 3)
     finally:
         worker.kill()
         worker.wait()
-    dead = store.get_job(job_id)
+    dead = store.jobs.get(job_id)
     assert dead.status == "running" and dead.attempts == 1
     steps_before = dead.state["step"]
 
@@ -95,7 +95,7 @@ def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_u
         server.kill()
         stderr = server.stderr.read().decode()
     store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
-    job = store.get_job(job_id)
+    job = store.jobs.get(job_id)
     assert job.status == "queued" and job.attempts == 0, stderr
     assert job.events[-1].event == "released" and job.state["step"] >= 1
     assert len(fake_github.calls_to("apps/get-authenticated")) == 1  # its bot user, read once at start
@@ -126,13 +126,13 @@ def test_a_job_that_misses_the_grace_period_is_released_and_its_late_result_refu
     [job_id] = enqueue(store, 1)
     pool = WorkerPool(store, github_for(settings), Stubborn(), settings, workers=1, config=FAST)
     pool.start()
-    wait_until(lambda: "snapshot_taken" in [e.event for e in store.get_job(job_id).events])
+    wait_until(lambda: "snapshot_taken" in [e.event for e in store.jobs.get(job_id).events])
     started = time.monotonic()
     pool.stop(grace=0.2)
     assert time.monotonic() - started < 1.0
-    assert store.get_job(job_id).status == "queued"
+    assert store.jobs.get(job_id).status == "queued"
     time.sleep(1.6)  # the stubborn run returns now; its lease is gone, so its result is not written
-    job = store.get_job(job_id)
+    job = store.jobs.get(job_id)
     assert job.status == "queued" and job.events[-1].event == "released"
     store.close()
 

@@ -53,16 +53,16 @@ class Worker:
             default_branch="main",
         )
         with self.store.transaction() as conn:
-            self.store.enqueue(conn, trigger, time.time())
+            self.store.work.enqueue(conn, trigger, time.time())
 
     def attempt(self) -> None:
         """Claim the job (again, after a failed attempt) and run it the way a worker thread does."""
-        job = self.store.claim(self.pool.owner, WORK_KINDS, 60)
+        job = self.store.leases.claim(self.pool.owner, WORK_KINDS, 60)
         assert job is not None, "no job to claim"
         self.pool.run_job(job)
 
     def jobs(self) -> list[dict[str, Any]]:
-        return [job.model_dump() for job in self.store.list_jobs()]
+        return [job.model_dump() for job in self.store.jobs.newest()]
 
     def job(self) -> dict[str, Any]:
         [job] = self.jobs()
