@@ -16,10 +16,8 @@ class Waiting:
     item: Incoming
     future: asyncio.Future[Ack]
     loop: asyncio.AbstractEventLoop
-    ack: Ack | None = None
-    """Set once committed, while it waits for the fsync."""
     timer: asyncio.TimerHandle | None = None
-    """The refusal its batch gets if the fsync does not return in time."""
+    """The refusal its batch gets if it is not stored durably in time."""
 
 
 def answer_on_loops(batch: list[Waiting], answers: list[Answer]) -> None:

@@ -135,48 +135,83 @@ def _record_failure(conn: Conn, delivery_id: str, error: str) -> int:
     return int(conn.execute("SELECT failures FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()[0])
 
 
-def apply_delivery(store: Store, conn: Conn, item: Incoming, *, defer: bool = False) -> Ack:
-    """Store one delivery and, unless `defer`, what it means; a delivery id seen before changes nothing."""
+_INSERT_DELIVERIES = (
+    "INSERT INTO deliveries (id, event, action, outcome, reason, payload, received_at, work, processed) VALUES {values} "
+    "ON CONFLICT (id) DO NOTHING"
+)
+_DUPLICATE = Ack("duplicate", "this delivery was received before")
+
+
+def _row(item: Incoming) -> tuple[object, ...]:
+    """The delivery's row: what it is, what the trigger rules decided, and the work (if any) it still needs."""
     event, decision = item.event, item.decision
     work = _work(decision)
-    cur = conn.execute(
-        "INSERT INTO deliveries (id, event, action, outcome, reason, payload, received_at, work, processed) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-        (
-            event.delivery_id,
-            event.name,
-            event.action,
-            decision.outcome,
-            getattr(decision, "reason", ""),
-            item.body.decode("utf-8", "replace"),
-            item.received_at,
-            work,
-            1 if work is None else 0,
-        ),
+    return (
+        event.delivery_id,
+        event.name,
+        event.action,
+        decision.outcome,
+        getattr(decision, "reason", ""),
+        item.body.decode("utf-8", "replace"),
+        item.received_at,
+        work,
+        1 if work is None else 0,
     )
-    if cur.rowcount == 0:
-        return Ack("duplicate", "this delivery was received before")
-    if work is None:
-        return Ack(decision.outcome, getattr(decision, "reason", ""))
-    if defer:
-        return Ack(ACCEPTED)
+
+
+def _stored(decision: Decision, work: object) -> Ack:
+    """The answer for a delivery stored and not applied yet: `accepted` if it has work left, else what it is."""
+    return Ack(decision.outcome, getattr(decision, "reason", "")) if work is None else Ack(ACCEPTED)
+
+
+def apply_delivery(store: Store, conn: Conn, item: Incoming) -> Ack:
+    """Store one delivery and what it means; a delivery id seen before changes nothing."""
+    row = _row(item)
+    if conn.execute(_INSERT_DELIVERIES.format(values="(?, ?, ?, ?, ?, ?, ?, ?, ?)"), row).rowcount == 0:
+        return _DUPLICATE
+    ack = _stored(item.decision, row[7])
+    if ack.outcome != ACCEPTED:
+        return ack
     # Applied now; if that fails, it is stored and left for the processor, which tries it again.
-    return _process(store, conn, event.delivery_id, lambda: decision, item.received_at) or Ack(ACCEPTED)
+    return _process(store, conn, item.event.delivery_id, lambda: item.decision, item.received_at) or ack
+
+
+def store_deliveries(conn: Conn, items: list[Incoming]) -> list[Ack]:
+    """Store the deliveries' rows in one statement, their meaning left for `process_pending`.
+
+    One statement whatever the batch's size: on PostgreSQL one round trip, on SQLite one pass of the
+    interpreter. A delivery id seen before, or earlier in `items`, is a duplicate.
+    """
+    rows = [_row(item) for item in items]
+    sql = _INSERT_DELIVERIES.format(values=", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))) + " RETURNING id"
+    inserted = {row[0] for row in conn.execute(sql, [value for row in rows for value in row]).fetchall()}
+    acks: list[Ack] = []
+    for item, row in zip(items, rows):
+        if item.event.delivery_id in inserted:
+            inserted.discard(item.event.delivery_id)  # a second copy in this batch is the duplicate
+            acks.append(_stored(item.decision, row[7]))
+        else:
+            acks.append(_DUPLICATE)
+    return acks
+
+
+def _apply_all(store: Store, items: list[Incoming], *, defer: bool) -> list[Ack]:
+    with store.transaction() as conn:
+        return store_deliveries(conn, items) if defer else [apply_delivery(store, conn, item) for item in items]
 
 
 def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> list[Ack | Exception]:
-    """One transaction for the batch. If it fails, each delivery is tried alone so one bad one sinks only itself."""
+    """One transaction for the batch (`defer`: only the deliveries' rows). If it fails, each delivery is tried
+    alone so one bad one sinks only itself."""
     try:
-        with store.transaction() as conn:
-            return [apply_delivery(store, conn, item, defer=defer) for item in items]
+        return list(_apply_all(store, items, defer=defer))
     except Exception:
         if len(items) == 1:
             raise
     results: list[Ack | Exception] = []
     for item in items:
         try:
-            with store.transaction() as conn:
-                results.append(apply_delivery(store, conn, item, defer=defer))
+            results += _apply_all(store, [item], defer=defer)
         except Exception as exc:  # noqa: BLE001 - refused (503) alone; the others are stored
             results.append(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(f"cannot store it ({exc})"))
     return results

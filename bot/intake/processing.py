@@ -1,7 +1,9 @@
 """Applying what stored deliveries mean, after a burst: the intake writer's processing thread.
 
 Under load only a delivery's row is committed before its answer; its job, trigger and history rows are
-made here once no delivery has arrived for QUIET_BEFORE_PROCESSING, in batches (`process_pending`).
+made here once no delivery is waiting for its answer and none has arrived for QUIET_BEFORE_PROCESSING,
+in batches (`process_pending`): processing does not compete with a burst for the write lock or the CPU,
+but for one batch each MAX_DEFERRAL under a load that never lets up.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import AbstractContextManager
 
 from bot.intake.activity import Activity
 from bot.intake.apply import process_pending
@@ -21,13 +24,16 @@ class DeferredProcessing:
     """A thread processing what this writer stored (and, when idle, what another process stored and did not)."""
 
     QUIET_BEFORE_PROCESSING = 0.05
-    """Deferred deliveries are processed once none has arrived for this long (so not during a burst)."""
+    """Deferred deliveries are processed once none is in flight and none has arrived for this long."""
     PROCESS_BATCH = 64
     """Deliveries processed per transaction: a delivery arriving meanwhile waits for at most one such batch."""
     POLL_SECONDS = 1.0
     """When idle, how often to look for deliveries another process stored and did not process (it crashed)."""
+    MAX_DEFERRAL = 1.0
+    """Under a load that never lets up, one batch is processed this often all the same (jobs are not put off for
+    ever, and /healthz's backlog check holds)."""
 
-    def __init__(self, store: Store, write_lock: threading.Lock, activity: Activity) -> None:
+    def __init__(self, store: Store, write_lock: AbstractContextManager[object], activity: Activity) -> None:
         self.store = store
         self.write_lock = write_lock
         self.activity = activity
@@ -56,7 +62,9 @@ class DeferredProcessing:
         """Seconds to wait before processing stored deliveries (0: process now)."""
         now = time.monotonic()
         if self.activity.unprocessed:
-            due = self.activity.last_commit + self.QUIET_BEFORE_PROCESSING
+            quiet_since = self.activity.quiet_since()
+            quiet = now if quiet_since is None else quiet_since  # while deliveries are in flight, it is not quiet yet
+            due = min(quiet + self.QUIET_BEFORE_PROCESSING, self._last_look + self.MAX_DEFERRAL)
         else:
             due = self._last_look + self.POLL_SECONDS
         return max(due - now, self._retry_at - now, 0.0)

@@ -1,8 +1,8 @@
-"""Storing deliveries: one transaction per batch (group commit), one fsync per batch, their meaning applied after.
+"""Storing deliveries: one transaction and one fsync per batch (group commit), their meaning applied after.
 
 Every delivery in a batch is committed (and, on SQLite, the WAL fsynced) before any of them is
 acknowledged, so a 202 always means "on disk". Batching amortises the commit over the requests that
-arrived meanwhile (`bot.intake.batching`).
+arrived meanwhile, and takes it off the event loop (`bot.intake.batching`).
 
 What a delivery means (its job, trigger and history rows, or an installation change) is applied in
 the same transaction when the writer is idle (a lone delivery: the answer then names the job). Under
@@ -18,19 +18,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from bot.intake.activity import Activity
 from bot.intake.apply import Ack, Incoming
-from bot.intake.batching import GroupCommit
+from bot.intake.batching import SYNC_TIMEOUT, GroupCommit
 from bot.intake.checkpoints import Checkpoints
 from bot.intake.processing import DeferredProcessing
-from bot.intake.wal_sync import SYNC_TIMEOUT, WalSync
+from bot.intake.wal_file import WalFile
 from bot.queue.health import check_write
 from bot.queue.store import Store
 
 
 class IntakeWriter:
-    """The intake's durable writer: the group commit, the WAL's fsync, the deferred processing and the checkpoints."""
+    """The intake's durable writer: the group commit, the deferred processing and the WAL's checkpoints."""
 
     def __init__(
         self,
@@ -42,10 +43,13 @@ class IntakeWriter:
     ) -> None:
         self.store = store
         activity = Activity()
-        self.write_lock = threading.Lock()
-        """Held around each transaction of this process: a commit waits on it, not in SQLite's sleeping busy handler."""
-        self.wal = WalSync(store.db, sync, timeout=sync_timeout)
-        self.batches = GroupCommit(store, self.write_lock, activity, self.wal, max_batch=max_batch)
+        self.write_lock: AbstractContextManager[object] = threading.Lock() if store.db.one_writer else nullcontext()
+        """Held around each transaction of this process where the database has one writer (SQLite): a commit
+        waits on it, not in SQLite's sleeping busy handler. PostgreSQL commits while the processing runs."""
+        self.wal = WalFile(store.db, sync)
+        self.batches = GroupCommit(
+            store, self.write_lock, activity, wal=self.wal, max_batch=max_batch, timeout=sync_timeout
+        )
         self.processing = DeferredProcessing(store, self.write_lock, activity)
         self.checkpoints = Checkpoints(store, activity)
         self._stopped = False
@@ -54,18 +58,17 @@ class IntakeWriter:
         """Apply what the last run acknowledged but did not process (after a crash), then take deliveries."""
         self.processing.process_all()
         self.batches.start()
-        self.wal.start()
         self.processing.start()
         self.checkpoints.start()
 
     def stop(self) -> None:
-        """Answer what was committed (after its fsync), then process what was acknowledged (SIGTERM's drain)."""
+        """Answer what was handed over (once durable), then process what was acknowledged (SIGTERM's drain)."""
         if not self._stopped:
             self._stopped = True
             self.batches.stop()
-            self.wal.stop()
             self.processing.stop()
             self.checkpoints.stop()
+            self.wal.close()
 
     def check_write(self) -> None:
         """Commit a health write between this process's own transactions (blocking; StoreUnavailable if it fails)."""

@@ -48,8 +48,9 @@ class Database(ABC):
     """Appended to a SELECT of rows to take: rows another transaction is taking are passed over, not waited for."""
     needs_wal_sync = False
     """Commits reach the disk only once the intake writer fsyncs the WAL itself (SQLite, synchronous=full)."""
-    commit_in_thread = False
-    """A commit waits on the network: the intake writer commits on its own thread, not on the event loop's."""
+    one_writer = False
+    """One transaction writes at a time, whoever's it is (SQLite's file lock): a process's own writers take
+    turns on a lock of their own rather than in SQLite's busy handler, which sleeps."""
     wal_file: Path | None = None
 
     @abstractmethod

@@ -89,7 +89,6 @@ class PostgresDatabase(Database):
     dialect = "postgresql"
     for_update = " FOR UPDATE"
     skip_locked = " SKIP LOCKED"
-    commit_in_thread = True
 
     def __init__(self, url: str, *, pool_size: int = 10, timeout: float = 10.0) -> None:
         self.url = check_url(url)
