@@ -159,8 +159,9 @@ def test_a_batch_that_cannot_be_stored_answers_each_delivery_as_a_lone_one_is_an
     with group_commit(store) as batches:
         lone, batch = asyncio.run(asyncio.wait_for(lone_then_batch(batches), timeout=20))
     missing = {"sqlite": "no such table: deliveries", "postgresql": 'relation "deliveries" does not exist'}
-    assert missing[store.db.dialect] in str(lone)
-    assert [(type(e), str(e)) for e in batch] == [(StoreUnavailable, str(lone))] * 5  # each answered 503, as alone
+    for refused in [lone, *batch]:  # StoreUnavailable is what the webhook answers 503 (GitHub redelivers)
+        assert isinstance(refused, StoreUnavailable) and missing[store.db.dialect] in str(refused), refused
+    assert len(batch) == 5
 
 
 def test_deferred_deliveries_wait_for_a_quiet_moment_but_not_for_ever(store):
