@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot.errors import StoreUnavailable
 from bot.intake.events import Event
 from bot.intake.triggers import Decision, InstallationChange, LabelRemoved, Triggered
-from bot.queue.database import Conn, is_outage, marks, savepoint
+from bot.queue.database import Conn, insert_sql, is_outage, savepoint
 from bot.queue.models import MAX_DELIVERY_FAILURES, Trigger
 from bot.queue.store import Store
 from bot.vocabulary import ACCEPTED
@@ -135,15 +135,12 @@ def _record_failure(conn: Conn, delivery_id: str, error: str) -> int:
     return int(conn.execute("SELECT failures FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()[0])
 
 
-_INSERT_DELIVERIES = (
-    "INSERT INTO deliveries (id, event, action, outcome, reason, payload, received_at, work, processed) VALUES {values} "
-    "ON CONFLICT (id) DO NOTHING"
-)
+_COLUMNS = ("id", "event", "action", "outcome", "reason", "payload", "received_at", "work", "processed")
 _DUPLICATE = Ack("duplicate", "this delivery was received before")
 
 
 def _row(item: Incoming) -> tuple[object, ...]:
-    """The delivery's row: what it is, what the trigger rules decided, and the work (if any) it still needs."""
+    """The delivery's row (`_COLUMNS`): what it is, what the trigger rules decided, and the work it still needs."""
     event, decision = item.event, item.decision
     work = _work(decision)
     return (
@@ -167,7 +164,7 @@ def _stored(decision: Decision, work: object) -> Ack:
 def apply_delivery(store: Store, conn: Conn, item: Incoming) -> Ack:
     """Store one delivery and what it means; a delivery id seen before changes nothing."""
     row = _row(item)
-    if conn.execute(_INSERT_DELIVERIES.format(values="(?, ?, ?, ?, ?, ?, ?, ?, ?)"), row).rowcount == 0:
+    if conn.execute(insert_sql("deliveries", _COLUMNS, 1), row).rowcount == 0:
         return _DUPLICATE
     ack = _stored(item.decision, row[7])
     if ack.outcome != ACCEPTED:
@@ -176,37 +173,27 @@ def apply_delivery(store: Store, conn: Conn, item: Incoming) -> Ack:
     return _process(store, conn, item.event.delivery_id, lambda: item.decision, item.received_at) or ack
 
 
-def store_deliveries(conn: Conn, items: list[Incoming]) -> list[Ack]:
-    """Store the deliveries' rows with one INSERT, their meaning left for `process_pending`; a delivery id seen
-    before, or earlier in `items`, is a duplicate. Two statements whatever the batch's size: on PostgreSQL two
-    round trips, on SQLite two passes of the interpreter.
-
-    The ids seen before are read first rather than RETURNed by the INSERT: SQLite hands RETURNING rows back
-    one step at a time, and each step gives the interpreter lock away and waits to get it back from the busy
-    event loop (up to 5 ms each). Exact on SQLite (the transaction holds the write lock); on PostgreSQL a
-    delivery another intake stores between the read and the INSERT is stored once all the same (ON CONFLICT),
-    only answered `accepted` here instead of `duplicate`.
-    """
+def store_deliveries(store: Store, items: list[Incoming]) -> list[Ack]:
+    """Store the deliveries' rows with one INSERT (`Database.insert_new`: on PostgreSQL one round trip), their
+    meaning left for `process_pending`; a delivery id seen before, or earlier in `items`, is a duplicate."""
     rows = [_row(item) for item in items]
-    ids = [row[0] for row in rows]
-    seen = {row[0] for row in conn.execute(f"SELECT id FROM deliveries WHERE id IN ({marks(ids)})", ids).fetchall()}
-    fresh: dict[object, tuple[object, ...]] = {}
+    first = {row[0]: row for row in reversed(rows)}  # the first copy of each delivery id in the batch
+    inserted = store.db.insert_new("deliveries", _COLUMNS, list(first.values()))
     acks: list[Ack] = []
     for item, row in zip(items, rows):
-        if row[0] in seen or row[0] in fresh:  # stored before, or a second copy in this batch
-            acks.append(_DUPLICATE)
-        else:
-            fresh[row[0]] = row
+        if row[0] in inserted:
+            inserted.discard(row[0])  # a second copy in this batch is the duplicate
             acks.append(_stored(item.decision, row[7]))
-    if fresh:
-        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(fresh))
-        conn.execute(_INSERT_DELIVERIES.format(values=values), [value for row in fresh.values() for value in row])
+        else:
+            acks.append(_DUPLICATE)
     return acks
 
 
 def _apply_all(store: Store, items: list[Incoming], *, defer: bool) -> list[Ack]:
+    if defer:
+        return store_deliveries(store, items)
     with store.transaction() as conn:
-        return store_deliveries(conn, items) if defer else [apply_delivery(store, conn, item) for item in items]
+        return [apply_delivery(store, conn, item) for item in items]
 
 
 def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> list[Ack | Exception]:
