@@ -2,11 +2,12 @@
 (on SQLite) and answered together once they are.
 
 The event loop only gathers: the deliveries its tasks submit in one pass of the loop are handed, in one
-piece, to the committer thread, which stores them (`apply_batch`: one statement for their rows),
-fsyncs SQLite's WAL where the commit itself did not (`WalFile`), and then answers each request on its
-loop. Whatever arrives while it does so is the next batch. The loop never waits on the store: not on
-a commit, a lock, a fsync or a round trip to PostgreSQL, and SQLite and psycopg release the interpreter
-lock while they write or wait, so that work overlaps the loop's reading and verifying the next requests.
+piece, to the committer thread, which stores them (`apply_batch`: one INSERT for their rows, one
+round trip on PostgreSQL), fsyncs SQLite's WAL where the commit itself did not (`WalFile`), and then
+answers each request on its loop. Whatever arrives while it does so is the next batch. The loop never
+waits on the store: not on a commit, a lock, an fsync or a round trip to PostgreSQL; SQLite and psycopg
+release the interpreter lock while they write or wait, so that work overlaps the loop's reading and
+verifying the next requests.
 
 A batch that cannot be stored answers each of its requests with the error a lone delivery would get
 (503: GitHub redelivers it), and so does one whose commit and fsync have not returned after
