@@ -1,10 +1,11 @@
-"""The `ai-fix serve` processes bench/webhook_ack.py loads: started with a GitHub stub, a baseline, their CPU and GC counts."""
+"""The servers bench/webhook_ack.py loads: `ai-fix serve` with a GitHub stub, a baseline, a Probot app; their CPU and GC counts."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+ROOT = Path(__file__).resolve().parent.parent
 SECRET = "bench-secret"
 ADMIN = "bench-admin-token"
 
@@ -129,3 +131,52 @@ def io_pressure() -> str:
         return ""
     fields = dict(part.split("=") for part in pressure.read_text().splitlines()[0].split()[1:])
     return f", I/O pressure {float(fields['avg10']):.0f} %"
+
+
+PROBOT = ROOT / "bench" / "probot"
+"""The Probot 14 app (`app.js`, handling issues.labeled and storing nothing) and its locked dependencies."""
+
+
+def install_probot() -> Path:
+    """The Probot app with its locked dependencies installed (`npm ci`, once) in .cache/probot-bench."""
+    target = ROOT / ".cache" / "probot-bench"
+    lock = (PROBOT / "package-lock.json").read_bytes()
+    if (
+        not (target / "node_modules" / ".bin" / "probot").exists()
+        or (target / "package-lock.json").read_bytes() != lock
+    ):
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json", "app.js"):
+            shutil.copyfile(PROBOT / name, target / name)
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=target,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    shutil.copyfile(PROBOT / "app.js", target / "app.js")
+    return target
+
+
+def start_probot(app: Path, port: int) -> subprocess.Popen[bytes]:
+    """`probot run app.js` on `port`, POST /webhook, production settings (JSON logs) with only warnings logged:
+    no log line per request, so Probot is at its fastest."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    env = {
+        **os.environ,
+        "APP_ID": "1",
+        "PRIVATE_KEY": pem,
+        "WEBHOOK_SECRET": SECRET,
+        "WEBHOOK_PATH": "/webhook",
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "NODE_ENV": "production",
+        "LOG_LEVEL": "warn",
+    }
+    proc = subprocess.Popen(
+        [str(app / "node_modules" / ".bin" / "probot"), "run", "./app.js"], cwd=app, env=env, stdout=subprocess.DEVNULL
+    )
+    return wait_for_port(proc, port)

@@ -35,8 +35,8 @@ def work(url: str, name: str, start: float, done: multiprocessing.Queue[int]) ->
     while time.time() < start:
         time.sleep(0.001)
     finished = 0
-    while (job := store.claim(name, WORK_KINDS, 60.0)) is not None:
-        store.finish(job.id, name, "done", "no-op")
+    while (job := store.leases.claim(name, WORK_KINDS, 60.0)) is not None:
+        store.leases.finish(job.id, name, "done", "no-op")
         finished += 1
     store.close()
     done.put(finished)

@@ -8,11 +8,17 @@ read: jobs must equal the distinct triggering deliveries, every delivery must be
 load the server acknowledges once a delivery is committed and makes its job right after the burst, so
 the bench first waits until no stored delivery is left unprocessed and reports how long that took.
 
-    .venv/bin/python bench/webhook_ack.py --baseline   # N=2000, C=50; also the stores-nothing baseline
-    .venv/bin/python bench/webhook_ack.py --baseline --concurrency 200 --rounds 10   # interleaved, medians
-    .venv/bin/python bench/webhook_ack.py -n 5000 -c 100 --synchronous normal
+    .venv/bin/python bench/webhook_ack.py --probot --rounds 3   # N=2000, C=50; Probot 14 and ai-fix interleaved
+    .venv/bin/python bench/webhook_ack.py --probot -n 4000 --concurrency 200 --rounds 3
+    .venv/bin/python bench/webhook_ack.py --database sqlite --database postgresql --rounds 3   # both, interleaved
+    .venv/bin/python bench/webhook_ack.py --baseline -n 5000 -c 100 --synchronous normal
     .venv/bin/python bench/webhook_ack.py --database postgresql --intakes 2   # a PostgreSQL it starts, two intakes
     .venv/bin/python bench/webhook_ack.py --database postgresql://aifix@127.0.0.1:5432/postgres   # a fresh database per run there
+
+Each round runs, one after the other on the machine as it is then: the baseline (`--baseline`), the
+Probot app (`--probot`: `bench/probot/app.js`, Probot 14 with its locked dependencies, installed with
+`npm ci` into .cache/probot-bench the first time), then `ai-fix serve` on each `--database`; every
+other round in the opposite order.
 
 With --intakes 2 the C connections are split between two intake processes on one database (as behind a
 load balancer), so a redelivery often reaches the other intake than its first copy did.
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import functools
 import json
 import os
 import random
@@ -36,6 +43,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +56,10 @@ from intake_servers import (
     collections,
     free_port,
     github_stub,
+    install_probot,
     io_pressure,
     servers_cpu,
+    start_probot,
     start_server,
     wait_for_port,
 )
@@ -206,33 +216,48 @@ def fsync_ms(directory: Path, count: int = 200) -> tuple[float, float]:
     return percentile(times, 50), percentile(times, 99)
 
 
+def run_alone(name: str, server: subprocess.Popen[bytes], port: int, args: argparse.Namespace) -> Figures:
+    """One run against a server that stores nothing (the baseline, Probot), stopped afterwards."""
+    try:
+        latencies, _, wall, cpu, _, _ = measure([server], [port], args)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return report(name, args.n, latencies, wall, cpu)
+
+
 def run_baseline(args: argparse.Namespace) -> Figures:
     port = free_port()
     baseline = wait_for_port(subprocess.Popen([sys.executable, "-c", BASELINE, str(port)]), port)
-    try:
-        latencies, _, wall, cpu, _, _ = measure([baseline], [port], args)
-    finally:
-        baseline.terminate()
-        baseline.wait(timeout=30)
-    return report("baseline (uvicorn, stores nothing)", args.n, latencies, wall, cpu)
+    return run_alone("baseline (uvicorn, stores nothing)", baseline, port, args)
 
 
-def fresh_database(args: argparse.Namespace, tmp: Path, postgres: PostgresServer | None) -> tuple[str, str]:
+def run_probot(args: argparse.Namespace, app: Path) -> Figures:
+    port = free_port()
+    return run_alone("Probot 14 (node, stores nothing)", start_probot(app, port), port, args)
+
+
+def fresh_database(
+    database: str, args: argparse.Namespace, tmp: Path, postgres: PostgresServer | None
+) -> tuple[str, str]:
     """A new, empty database for one run: its URL and a name for the report."""
-    if postgres is not None:
+    if database == "postgresql":
+        assert postgres is not None
         return postgres.new_database(), "PostgreSQL 15, fsync on, started here"
-    if args.database.startswith(("postgresql://", "postgres://")):
+    if database.startswith(("postgresql://", "postgres://")):
         name = f"aifix_bench_{uuid.uuid4().hex[:12]}"
-        with closing(psycopg.connect(args.database, autocommit=True)) as conn:
+        with closing(psycopg.connect(database, autocommit=True)) as conn:
             conn.execute(f"CREATE DATABASE {name}")
-        return args.database.rsplit("/", 1)[0] + f"/{name}", f"PostgreSQL at the given URL, database {name}"
+        return database.rsplit("/", 1)[0] + f"/{name}", f"PostgreSQL at the given URL, database {name}"
     return f"sqlite:///{tmp / 'bench.db'}?synchronous={args.synchronous}", f"SQLite WAL, synchronous={args.synchronous}"
 
 
-def run_ai_fix(args: argparse.Namespace, github_url: str, postgres: PostgresServer | None) -> tuple[Figures, bool]:
+def run_ai_fix(
+    database: str, args: argparse.Namespace, github_url: str, postgres: PostgresServer | None
+) -> tuple[Figures, bool]:
     """One run against fresh `ai-fix serve` processes on a fresh database; the figures, and whether the store is right."""
     with tempfile.TemporaryDirectory() as tmp:
-        url, described = fresh_database(args, Path(tmp), postgres)
+        url, described = fresh_database(database, args, Path(tmp), postgres)
         ports = [free_port() for _ in range(args.intakes)]
         servers = [start_server(url, ports[0], github_url)]  # the first migrates the database alone
         servers += [start_server(url, port, github_url) for port in ports[1:]]
@@ -287,7 +312,13 @@ def main() -> int:
         "-c", "--concurrency", dest="c", type=int, default=50, help="concurrent keep-alive connections (default 50)"
     )
     parser.add_argument("--redeliver", type=float, default=0.05, help="share of deliveries that repeat an earlier id")
-    parser.add_argument("--warmup", type=int, default=200, help="deliveries sent first and not measured")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=2000,
+        help="deliveries sent to each server first and not measured (default 2000: Probot's p99 included node's "
+        "compiling its hot code with a few hundred)",
+    )
     parser.add_argument(
         "--synchronous",
         choices=["full", "normal"],
@@ -296,9 +327,10 @@ def main() -> int:
     )
     parser.add_argument(
         "--database",
-        default="sqlite",
-        help="sqlite (a file per run, default); postgresql (a PostgreSQL 15 server started here, fsync on); "
-        "or a postgresql:// URL of a role that may CREATE DATABASE (a new database per run there)",
+        action="append",
+        help="sqlite (a file per run, the default); postgresql (a PostgreSQL 15 server started here, fsync on); "
+        "or a postgresql:// URL of a role that may CREATE DATABASE (a new database per run there). "
+        "Given more than once: each in every round",
     )
     parser.add_argument("--intakes", type=int, default=1, help="ai-fix serve processes sharing the database")
     parser.add_argument(
@@ -306,39 +338,64 @@ def main() -> int:
         action="store_true",
         help="also run the load against the same server stack answering 202 and storing nothing",
     )
+    parser.add_argument("--probot", action="store_true", help="also run the load against a Probot 14 app (needs npm)")
     parser.add_argument(
-        "--rounds", type=int, default=1, help="interleaved runs (baseline, then ai-fix, each round); prints medians"
+        "--rounds", type=int, default=1, help="rounds of runs (each server once a round); prints medians"
     )
     args = parser.parse_args()
+    databases: list[str] = args.database or ["sqlite"]
 
     print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs{io_pressure()}; N={args.n}, "
         f"concurrency {args.c}, keep-alive, {args.rounds} round(s), {args.intakes} intake process(es)"
     )
+    probot = install_probot() if args.probot else None
     github_url = github_stub()
-    postgres = PostgresServer(durable=True) if args.database == "postgresql" else None
+    postgres = PostgresServer(durable=True) if "postgresql" in databases else None
     baseline: list[Figures] = []
-    ai_fix: list[Figures] = []
+    theirs: list[Figures] = []
+    ai_fix: dict[str, list[Figures]] = {database: [] for database in databases}
     ok = True
+
+    def run_ours(database: str) -> None:
+        nonlocal ok
+        result, good = run_ai_fix(database, args, github_url, postgres)
+        ai_fix[database].append(result)
+        ok = ok and good
+
+    servers: list[Callable[[], None]] = []
+    if args.baseline:
+        servers.append(lambda: baseline.append(run_baseline(args)))
+    if probot is not None:
+        servers.append(lambda: theirs.append(run_probot(args, probot)))
+    servers += [functools.partial(run_ours, database) for database in databases]
     try:
-        for _ in range(args.rounds):
-            if args.baseline:
-                baseline.append(run_baseline(args))
-            result, good = run_ai_fix(args, github_url, postgres)
-            ai_fix.append(result)
-            ok = ok and good
+        for round_ in range(args.rounds):
+            # Every other round in the opposite order: none always runs first, on a cooler disk or a quieter minute.
+            for run in servers if round_ % 2 == 0 else reversed(servers):
+                run()
     finally:
         if postgres is not None:
             postgres.stop()
     print(f"load average {os.getloadavg()[0]:.1f}{io_pressure()} at the end")
-    if args.rounds > 1 or args.baseline:
-        mine = medians(f"ai-fix serve ×{args.intakes}, {args.database.split(':')[0]}", ai_fix)
+    if args.rounds > 1 or args.baseline or args.probot or len(databases) > 1:
+        mine = {
+            database: medians(f"ai-fix serve ×{args.intakes}, {database.split(':')[0]}", runs)
+            for database, runs in ai_fix.items()
+        }
+        first = mine[databases[0]]
+        for database in databases[1:]:
+            print(f"  p99 {database.split(':')[0]} / {databases[0]}: {mine[database].p99 / first.p99:.2f}")
+        if theirs:
+            probot_p99 = medians("Probot 14", theirs).p99
+            for database, figures_ in mine.items():
+                print(f"  p99 ai-fix ({database.split(':')[0]}) / Probot: {figures_.p99 / probot_p99:.2f}")
         if baseline:
-            theirs = medians("baseline", baseline)
+            floor = medians("baseline", baseline)
             with tempfile.TemporaryDirectory() as tmp:
                 sync_p50, sync_p99 = fsync_ms(Path(tmp))
             print(
-                f"  p99 above the baseline: {mine.p99 - theirs.p99:.1f} ms; one fdatasync of 16 KB here: "
+                f"  p99 above the baseline: {first.p99 - floor.p99:.1f} ms; one fdatasync of 16 KB here: "
                 f"p50 {sync_p50:.1f} ms, p99 {sync_p99:.1f} ms"
             )
     return 0 if ok else 1

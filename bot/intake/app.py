@@ -110,7 +110,7 @@ def create_app(
         if not _LIMIT.fullmatch(limit_text) or not 1 <= int(limit_text) <= 1000:
             return JSONResponse({"error": "limit must be a number from 1 to 1000"}, status_code=400)
         try:
-            jobs = await run_in_threadpool(store.list_jobs, status, int(limit_text))
+            jobs = await run_in_threadpool(store.jobs.newest, status, int(limit_text))
         except StoreUnavailable as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
         return JSONResponse({"tasks": [_task_json(job, full=False) for job in jobs]})
@@ -122,7 +122,7 @@ def create_app(
         if not _TASK_ID.fullmatch(task_id):
             return JSONResponse({"error": "no such task"}, status_code=404)
         try:
-            job = await run_in_threadpool(store.get_job, int(task_id))
+            job = await run_in_threadpool(store.jobs.get, int(task_id))
         except StoreUnavailable as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
         if job is None:

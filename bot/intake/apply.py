@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot.errors import StoreUnavailable
 from bot.intake.events import Event
 from bot.intake.triggers import Decision, InstallationChange, LabelRemoved, Triggered
-from bot.queue.database import Conn, is_outage, savepoint
+from bot.queue.database import Conn, insert_sql, is_outage, savepoint
 from bot.queue.models import MAX_DELIVERY_FAILURES, Trigger
 from bot.queue.store import Store
 from bot.vocabulary import ACCEPTED
@@ -54,9 +54,11 @@ def _apply_installation(store: Store, conn: Conn, change: InstallationChange, no
         (change.installation_id, change.account, status, json.dumps(sorted(repos)), now),
     )
     if change.stops_work:
-        store.cancel_where(conn, "installation_id = ?", (change.installation_id,), f"the App installation was {status}")
+        store.work.cancel_where(
+            conn, "installation_id = ?", (change.installation_id,), f"the App installation was {status}"
+        )
     for repo in change.repos_removed:
-        store.cancel_where(
+        store.work.cancel_where(
             conn, "installation_id = ? AND repo = ?", (change.installation_id, repo), f"the App was removed from {repo}"
         )
 
@@ -73,14 +75,14 @@ def _work(decision: Decision) -> str | None:
 def _apply_meaning(store: Store, conn: Conn, decision: Decision, received_at: float) -> Ack:
     reason = getattr(decision, "reason", "")
     if isinstance(decision, Triggered):
-        job_id, outcome = store.enqueue(conn, decision.trigger, received_at)
+        job_id, outcome = store.work.enqueue(conn, decision.trigger, received_at)
         return Ack(outcome, job_id=job_id)
     if isinstance(decision, InstallationChange):
         _apply_installation(store, conn, decision, received_at)
     if isinstance(decision, LabelRemoved):
         target = (decision.installation_id, decision.repo, decision.number)
         where = "installation_id = ? AND repo = ? AND number = ? AND kind = 'issue'"
-        store.cancel_where(conn, where, target, reason)
+        store.work.cancel_where(conn, where, target, reason)
     return Ack(decision.outcome, reason)
 
 
@@ -133,48 +135,79 @@ def _record_failure(conn: Conn, delivery_id: str, error: str) -> int:
     return int(conn.execute("SELECT failures FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()[0])
 
 
-def apply_delivery(store: Store, conn: Conn, item: Incoming, *, defer: bool = False) -> Ack:
-    """Store one delivery and, unless `defer`, what it means; a delivery id seen before changes nothing."""
+_COLUMNS = ("id", "event", "action", "outcome", "reason", "payload", "received_at", "work", "processed")
+_DUPLICATE = Ack("duplicate", "this delivery was received before")
+
+
+def _row(item: Incoming) -> tuple[object, ...]:
+    """The delivery's row (`_COLUMNS`): what it is, what the trigger rules decided, and the work it still needs."""
     event, decision = item.event, item.decision
     work = _work(decision)
-    cur = conn.execute(
-        "INSERT INTO deliveries (id, event, action, outcome, reason, payload, received_at, work, processed) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-        (
-            event.delivery_id,
-            event.name,
-            event.action,
-            decision.outcome,
-            getattr(decision, "reason", ""),
-            item.body.decode("utf-8", "replace"),
-            item.received_at,
-            work,
-            1 if work is None else 0,
-        ),
+    return (
+        event.delivery_id,
+        event.name,
+        event.action,
+        decision.outcome,
+        getattr(decision, "reason", ""),
+        item.body.decode("utf-8", "replace"),
+        item.received_at,
+        work,
+        1 if work is None else 0,
     )
-    if cur.rowcount == 0:
-        return Ack("duplicate", "this delivery was received before")
-    if work is None:
-        return Ack(decision.outcome, getattr(decision, "reason", ""))
-    if defer:
-        return Ack(ACCEPTED)
+
+
+def _stored(decision: Decision, work: object) -> Ack:
+    """The answer for a delivery stored and not applied yet: `accepted` if it has work left, else what it is."""
+    return Ack(decision.outcome, getattr(decision, "reason", "")) if work is None else Ack(ACCEPTED)
+
+
+def apply_delivery(store: Store, conn: Conn, item: Incoming) -> Ack:
+    """Store one delivery and what it means; a delivery id seen before changes nothing."""
+    row = _row(item)
+    if conn.execute(insert_sql("deliveries", _COLUMNS, 1), row).rowcount == 0:
+        return _DUPLICATE
+    ack = _stored(item.decision, row[7])
+    if ack.outcome != ACCEPTED:
+        return ack
     # Applied now; if that fails, it is stored and left for the processor, which tries it again.
-    return _process(store, conn, event.delivery_id, lambda: decision, item.received_at) or Ack(ACCEPTED)
+    return _process(store, conn, item.event.delivery_id, lambda: item.decision, item.received_at) or ack
+
+
+def store_deliveries(store: Store, items: list[Incoming]) -> list[Ack]:
+    """Store the deliveries' rows with one INSERT (`Database.insert_new`: on PostgreSQL one round trip), their
+    meaning left for `process_pending`; a delivery id seen before, or earlier in `items`, is a duplicate."""
+    rows = [_row(item) for item in items]
+    first = {row[0]: row for row in reversed(rows)}  # the first copy of each delivery id in the batch
+    inserted = store.db.insert_new("deliveries", _COLUMNS, list(first.values()))
+    acks: list[Ack] = []
+    for item, row in zip(items, rows):
+        if row[0] in inserted:
+            inserted.discard(row[0])  # a second copy in this batch is the duplicate
+            acks.append(_stored(item.decision, row[7]))
+        else:
+            acks.append(_DUPLICATE)
+    return acks
+
+
+def _apply_all(store: Store, items: list[Incoming], *, defer: bool) -> list[Ack]:
+    if defer:
+        return store_deliveries(store, items)
+    with store.transaction() as conn:
+        return [apply_delivery(store, conn, item) for item in items]
 
 
 def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> list[Ack | Exception]:
-    """One transaction for the batch. If it fails, each delivery is tried alone so one bad one sinks only itself."""
+    """One transaction for the batch (`defer`: only the deliveries' rows). If it fails, each delivery is tried
+    alone so one bad one sinks only itself."""
     try:
-        with store.transaction() as conn:
-            return [apply_delivery(store, conn, item, defer=defer) for item in items]
+        return list(_apply_all(store, items, defer=defer))
     except Exception:
         if len(items) == 1:
             raise
     results: list[Ack | Exception] = []
     for item in items:
         try:
-            with store.transaction() as conn:
-                results.append(apply_delivery(store, conn, item, defer=defer))
+            results += _apply_all(store, [item], defer=defer)
         except Exception as exc:  # noqa: BLE001 - refused (503) alone; the others are stored
             results.append(exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(f"cannot store it ({exc})"))
     return results

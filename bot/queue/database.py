@@ -48,8 +48,9 @@ class Database(ABC):
     """Appended to a SELECT of rows to take: rows another transaction is taking are passed over, not waited for."""
     needs_wal_sync = False
     """Commits reach the disk only once the intake writer fsyncs the WAL itself (SQLite, synchronous=full)."""
-    commit_in_thread = False
-    """A commit waits on the network: the intake writer commits on its own thread, not on the event loop's."""
+    one_writer = False
+    """One transaction writes at a time, whoever's it is (SQLite's file lock): a process's own writers take
+    turns on a lock of their own rather than in SQLite's busy handler, which sleeps."""
     wal_file: Path | None = None
 
     @abstractmethod
@@ -84,6 +85,23 @@ class Database(ABC):
     def before_migrations(self, conn: Conn) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
         """Bring a database made before migrations were versioned to their first version."""
 
+    def insert_new(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> set[object]:
+        """Insert, with one INSERT in a transaction of its own, the rows whose key (their first column) is not in
+        `table` yet; returns the keys inserted. `rows` must not repeat a key.
+
+        Here the keys present are read first, in the same transaction (exact where that holds the write lock, as
+        on SQLite), rather than RETURNed: SQLite hands RETURNING rows back one step at a time, and each step
+        gives the interpreter lock away and waits for the busy event loop to give it back (up to 5 ms each).
+        """
+        keys = [row[0] for row in rows]
+        with self.transaction() as conn:
+            sql = f"SELECT {columns[0]} FROM {table} WHERE {columns[0]} IN ({marks(keys)})"
+            present = {row[0] for row in conn.execute(sql, keys).fetchall()}
+            new = [row for row in rows if row[0] not in present]
+            if new:
+                conn.execute(insert_sql(table, columns, len(new)), [value for row in new for value in row])
+        return {row[0] for row in new}
+
     def prepare_writer(self) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
         """Configure the intake writer's connection on this thread."""
 
@@ -100,6 +118,20 @@ def is_outage(exc: BaseException) -> bool:
     if isinstance(exc, psycopg.Error):  # on PostgreSQL only bad values and broken constraints are the data's
         return not isinstance(exc, psycopg.DataError | psycopg.IntegrityError)
     return isinstance(exc, StoreUnavailable | sqlite3.OperationalError)
+
+
+def marks(values: Sequence[object]) -> str:
+    """The placeholders of an IN (…) list of `values`."""
+    return ",".join("?" for _ in values)
+
+
+def insert_sql(table: str, columns: Sequence[str], count: int) -> str:
+    """INSERT of `count` rows of `columns`, a row whose key (the first column) is taken skipped."""
+    row = f"({', '.join('?' for _ in columns)})"
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row] * count)} "
+        f"ON CONFLICT ({columns[0]}) DO NOTHING"
+    )
 
 
 def is_database_error(exc: BaseException) -> bool:

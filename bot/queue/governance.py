@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.queue.database import Conn, Database
+from bot.queue.history import History
+from bot.queue.lookup import JobLookup
 from bot.queue.models import Job
 from bot.vocabulary import QUEUED, RUNNING, WORK_KINDS
 
@@ -106,10 +108,10 @@ def waiting_reason(conn: Conn, limits: Limits, job: Any, now: float) -> str:
 class _Store(Protocol):
     clock: Callable[[], float]
     db: Database
+    history: History
+    jobs: JobLookup
 
     def transaction(self) -> AbstractContextManager[Conn]: ...
-    def add_event(self, conn: Conn, job_id: int, event: str, data: dict[str, Any]) -> None: ...
-    def get_job(self, job_id: int) -> Job | None: ...
 
 
 def waiting_notices(store: _Store, limits: Limits, limit: int = 20) -> list[tuple[Job, str]]:
@@ -130,6 +132,6 @@ def waiting_notices(store: _Store, limits: Limits, limit: int = 20) -> list[tupl
             if reason != row["waiting"]:
                 conn.execute("UPDATE jobs SET waiting = ? WHERE id = ?", (reason, row["id"]))
                 if reason:
-                    store.add_event(conn, row["id"], "waiting", {"reason": reason})
+                    store.history.add(conn, row["id"], "waiting", {"reason": reason})
                     told.append((int(row["id"]), reason))
-    return [(job, reason) for job_id, reason in told if (job := store.get_job(job_id)) is not None]
+    return [(job, reason) for job_id, reason in told if (job := store.jobs.get(job_id)) is not None]

@@ -51,7 +51,7 @@ class RunningJobs:
         with self._lock:
             left = list(self._running)
         for job_id in left:
-            if self.store.release(job_id, self.owner):
+            if self.store.leases.release(job_id, self.owner):
                 log.warning(
                     "job %d did not reach a checkpoint within the grace period; released for another worker", job_id
                 )
@@ -80,6 +80,6 @@ class RunningJobs:
         with self._lock:
             running = sorted(self._running)
         try:
-            self.store.renew(self.owner, self.lease_seconds, running)
+            self.store.leases.renew(self.owner, self.lease_seconds, running)
         except AiFixError as exc:
             log.error("could not renew leases: %s", exc)

@@ -94,15 +94,15 @@ class JobContext:
         return PlanAnswer.model_validate(raw) if raw else None
 
     def record(self, event: str, **data: Any) -> None:
-        self._store.record(self.job_id, event, self.redacted(json.loads(json.dumps(data, default=str))))
+        self._store.history.record(self.job_id, event, self.redacted(json.loads(json.dumps(data, default=str))))
 
     def enqueue(self, trigger: Trigger) -> tuple[int, str]:
         """Queue `trigger` as the intake would (merged into a queued job of its kind); (job id, queued | merged)."""
         with self._store.transaction() as conn:
-            return self._store.enqueue(conn, trigger, self._store.clock())
+            return self._store.work.enqueue(conn, trigger, self._store.clock())
 
     def stop_requested(self) -> bool:
-        return self._store.cancel_requested(self.job_id)
+        return self._store.leases.cancel_requested(self.job_id)
 
     def shutting_down(self) -> bool:
         return self._shutting_down.is_set()
@@ -113,7 +113,7 @@ class JobContext:
     def checkpoint(self, **state: Any) -> None:
         """Merge `state` into the persisted state, save it, and raise JobInterrupted if the job must stop."""
         self.state.update(state)
-        self._store.save_state(self.job_id, self.state)
+        self._store.leases.save_state(self.job_id, self.state)
         if self.cancelled():
             raise JobInterrupted("stop requested" if self.stop_requested() else "worker shutting down")
 

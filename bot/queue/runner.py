@@ -75,7 +75,7 @@ class JobRunner:
         client: RepoClient | None = None
         try:
             if job.installation_id is None:
-                self.store.finish(job.id, self.owner, FAILED, "the job has no installation id")
+                self.store.leases.finish(job.id, self.owner, FAILED, "the job has no installation id")
                 return
             client = self.github.for_repo(job.installation_id, job.repo)
             permission = Permissions(client)
@@ -83,7 +83,7 @@ class JobRunner:
             if not accepted:
                 who = ", ".join(sorted({f"@{t.sender} ({permission(t.sender)})" for t in job.triggers}))
                 reason = f"{who}: write, maintain or admin permission on {job.repo} is needed to start ai-fix"
-                self.store.finish(job.id, self.owner, REJECTED, reason)
+                self.store.leases.finish(job.id, self.owner, REJECTED, reason)
                 return
             if job.kind in COMMAND_KINDS:
                 self._command(job, accepted[0], client)
@@ -92,7 +92,7 @@ class JobRunner:
         except Exception as exc:  # noqa: BLE001 - the worker is an edge: every error ends as a recorded attempt
             reason = redact(f"{exc.__class__.__name__}: {exc}", self._secrets(client))
             log.warning("job %d attempt %d failed: %s", job.id, job.attempts, reason)
-            self.store.fail_attempt(job.id, self.owner, reason, self.retry_seconds)
+            self.store.leases.fail_attempt(job.id, self.owner, reason, self.retry_seconds)
 
     def _check_triggers(self, job: Job, client: RepoClient, permission: Permissions) -> list[Trigger]:
         """The triggers whose sender may start work (writers); GitHub's own reports (CI, pushes) need no person."""
@@ -104,7 +104,7 @@ class JobRunner:
             elif level in WRITE_PERMISSIONS:
                 accepted.append(trigger)
                 react(trigger, client)
-            self.store.record(
+            self.store.history.record(
                 job.id,
                 "trigger_checked",
                 {
@@ -119,7 +119,7 @@ class JobRunner:
     def _command(self, job: Job, trigger: Trigger, client: RepoClient) -> None:
         if job.kind == "stop":
             reason = f"stopped by @{trigger.sender} (/agent stop)"
-            stopped = self.store.cancel_target(job.repo, job.number, reason, by=trigger.sender)
+            stopped = self.store.work.cancel_target(job.repo, job.number, reason, by=trigger.sender)
             reason = f"stopped job(s) {stopped}" if stopped else "nothing was queued, running or awaiting approval"
         elif job.kind in ANSWER_KINDS:
             answer = PlanAnswer(
@@ -128,7 +128,7 @@ class JobRunner:
                 feedback=trigger.feedback,
                 by=trigger.sender,
             )
-            woken = self.store.answer_plan(job.repo, job.number, answer)
+            woken = self.store.waiting.answer_plan(job.repo, job.number, answer)
             if woken is None:
                 reason = f"no plan is awaiting approval on #{job.number}"
                 client.create_comment(job.number, f"`/agent {job.kind}`: {reason}, so there is nothing to answer.")
@@ -137,7 +137,7 @@ class JobRunner:
         else:
             client.create_comment(job.number, help_text(self.settings))
             reason = "posted the list of commands"
-        self.store.finish(job.id, self.owner, DONE, reason)
+        self.store.leases.finish(job.id, self.owner, DONE, reason)
 
     def _work(self, job: Job, accepted: list[Trigger], client: RepoClient, permission: Permissions) -> None:
         if job.snapshot is None:
@@ -146,9 +146,9 @@ class JobRunner:
             except IssueChanged as exc:
                 what = " and ".join(exc.changed)
                 client.create_comment(job.number, _text("relabel.md", self.settings).replace("{what}", what))
-                self.store.finish(job.id, self.owner, CANCELLED, str(exc))
+                self.store.leases.finish(job.id, self.owner, CANCELLED, str(exc))
                 return
-            self.store.save_snapshot(job.id, snapshot.model_dump())
+            self.store.leases.save_snapshot(job.id, snapshot.model_dump())
         else:
             snapshot = Snapshot.model_validate(job.snapshot)
         ctx = JobContext(job, client, self._secrets(client), self.store, self.stopping, triggers=accepted)
@@ -158,14 +158,14 @@ class JobRunner:
             outcome = None
         if ctx.stop_requested():
             # The request's reason (who stopped it: /agent stop, or the label removed) was stored with it.
-            stopped = self.store.get_job(job.id)
-            self.store.finish(job.id, self.owner, CANCELLED, stopped.reason if stopped else "stopped")
+            stopped = self.store.jobs.get(job.id)
+            self.store.leases.finish(job.id, self.owner, CANCELLED, stopped.reason if stopped else "stopped")
         elif outcome is None:
-            self.store.release(job.id, self.owner)
+            self.store.leases.release(job.id, self.owner)
         elif outcome.status == AWAITING_APPROVAL:
-            self.store.park(job.id, self.owner, outcome.until, outcome.reason, ctx.redacted(outcome.data))
+            self.store.waiting.park(job.id, self.owner, outcome.until, outcome.reason, ctx.redacted(outcome.data))
         else:
-            self.store.finish(
+            self.store.leases.finish(
                 job.id,
                 self.owner,
                 outcome.status,

@@ -89,6 +89,7 @@ class SqliteDatabase(Database):
     so read-then-write cannot race, across threads and processes alike."""
 
     dialect = "sqlite"
+    one_writer = True
 
     def __init__(self, path: Path, *, synchronous: str = "full", busy_timeout: float = 5.0) -> None:
         self.path = path
@@ -170,8 +171,8 @@ class SqliteDatabase(Database):
                 conn.execute(f"ALTER TABLE deliveries ADD COLUMN {column} {declaration}")
 
     def prepare_writer(self) -> None:
-        """The loop thread's connection never checkpoints by itself (the checkpointer thread does, when quiet),
-        and, where commits must be durable, leaves the fsync to the intake writer's syncer thread."""
+        """The intake's committer connection never checkpoints by itself (the checkpointer thread does, when
+        quiet), and, where commits must be durable, leaves the fsync to the committer (`WalFile`)."""
         conn = self.connection()
         if id(conn) not in self._configured:
             conn.execute("PRAGMA wal_autocheckpoint=0")

@@ -115,7 +115,7 @@ class WorkerPool:
         while not self.stopping.is_set():
             token = self.store.db.work_token()
             try:
-                job = self.store.claim(self.owner, kinds, self.config.lease_seconds, self.limits)
+                job = self.store.leases.claim(self.owner, kinds, self.config.lease_seconds, self.limits)
             except AiFixError as exc:
                 log.error("could not claim a job: %s", exc)
                 job = None

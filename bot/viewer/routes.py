@@ -48,7 +48,7 @@ class JobSource:
         self.store, self.job = store, job
 
     def refresh(self) -> None:
-        self.job = self.store.get_job(self.job.id) or self.job
+        self.job = self.store.jobs.get(self.job.id) or self.job
 
     def trace_path(self) -> Path | None:
         return job_trace(self.job.state)
@@ -168,7 +168,7 @@ def run_routes(
         if job_id > MAX_JOB_ID:  # no store holds it (SQLite's and PostgreSQL's integers are 64-bit)
             return pages.message(request, 404, "No such run", f"There is no job {job_id}.")
         try:
-            job = await run_in_threadpool(store.get_job, job_id)
+            job = await run_in_threadpool(store.jobs.get, job_id)
         except StoreUnavailable as exc:
             return pages.message(request, 503, "The job store does not answer", str(exc))
         return job if job is not None else pages.message(request, 404, "No such run", f"There is no job {job_id}.")
@@ -197,7 +197,7 @@ def run_routes(
         if not limit.isdigit() or not 1 <= int(limit) <= 1000:
             return pages.message(request, 400, "Bad limit", "limit must be a number from 1 to 1000.")
         try:
-            jobs = await run_in_threadpool(store.list_jobs, status, int(limit), repo)
+            jobs = await run_in_threadpool(store.jobs.newest, status, int(limit), repo)
         except StoreUnavailable as exc:
             return pages.message(request, 503, "The job store does not answer", str(exc))
         context = {"jobs": jobs, "repo": repo or "", "status": status or "", "statuses": statuses}

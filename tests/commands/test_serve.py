@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from bot.commands.main import main
+from bot.queue.enqueue import insert_job
 from bot.queue.models import Trigger
 from bot.queue.store import Store
 from tests.support.fake_github import FakeGitHub
@@ -127,7 +128,7 @@ def _sigterm_with_an_open_stream(tmp_path: Path, fake: FakeGitHub, github_url: s
         store = Store.from_url(env["AIFIX_DATABASE_URL"])
         trigger = Trigger(kind="issue", repo="o/r", number=1, installation_id=1, sender="someone")
         with store.transaction() as conn:
-            job_id = store.insert_job(conn, trigger, time.time())
+            job_id = insert_job(store.db, conn, trigger, time.time())
         store.close()
         opened, closed = threading.Event(), threading.Event()
 

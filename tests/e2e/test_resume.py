@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,7 +57,7 @@ def test_a_crash_after_the_run_is_resumed_by_delivering_it_not_by_running_it_aga
 
 def test_agent_stop_mid_run_pushes_the_work_and_opens_a_draft_handoff(worker: Worker) -> None:
     def stop_now(request: ModelRequest) -> Turn:
-        worker.store.cancel_target(REPO, 1, "stopped by @Codertocat (/agent stop)")
+        worker.store.work.cancel_target(REPO, 1, "stopped by @Codertocat (/agent stop)")
         return turn("Look again.", call("str_replace_based_edit_tool", command="view", path="calc.py"))
 
     worker.model_api.scripted = ScriptedModel(
@@ -98,23 +97,23 @@ def test_a_worker_killed_mid_job_keeps_the_budget_spent_and_the_first_attempts_t
 ) -> None:
     looking = turn("Look again.", call("str_replace_based_edit_tool", command="view", path="calc.py"))
     worker.model_api.scripted = ScriptedModel([turn("Plan.", PLAN), *[looking] * 12])  # never finishes
-    save_state = worker.store.save_state
+    save_state = worker.store.leases.save_state
 
     def killed_after_step_3(job_id: int, state: dict) -> None:
         save_state(job_id, state)
         if state.get("delivery", {}).get("spent", {}).get("steps") == 3:
             raise Killed  # right after the third step was stored with the job
 
-    monkeypatch.setattr(worker.store, "save_state", killed_after_step_3)
+    monkeypatch.setattr(worker.store.leases, "save_state", killed_after_step_3)
     with pytest.raises(Killed):
         worker.attempt()
-    monkeypatch.setattr(worker.store, "save_state", save_state)
+    monkeypatch.setattr(worker.store.leases, "save_state", save_state)
     dead = worker.job()
     assert dead["status"] == "running" and dead["state"]["delivery"]["spent"]["steps"] == 3
     first_cost = dead["state"]["delivery"]["spent"]["cost_usd"]
     assert first_cost > 0 and dead["state"]["delivery"]["spent"]["usage"]["output_tokens"] > 0
 
-    worker.store.clock = lambda: time.time() + 61  # the dead worker's 60 s lease has run out
+    worker.clock.ahead = 61  # the dead worker's 60 s lease has run out
     worker.attempt()
     job = worker.job()
     assert job["attempts"] == 2 and job["status"] == "handed_off"

@@ -47,7 +47,7 @@ def test_60_good_deliveries_and_2_out_of_range_at_concurrency_30_make_60_jobs(st
     assert sorted(r.status_code for r in answers) == [202] * 62
     refused = [r.json() for r in answers if r.json()["outcome"] == "ignored"]
     assert sorted(a["reason"].split(":")[1].strip() for a in refused) == ["installation_id", "number"]
-    jobs = wait_until(lambda: len(svc.store.list_jobs(limit=100)) == 60 and svc.store.list_jobs(limit=100))
+    jobs = wait_until(lambda: len(svc.store.jobs.newest(limit=100)) == 60 and svc.store.jobs.newest(limit=100))
     assert sorted(j.number for j in jobs) == list(range(100, 160))
     assert count(svc.store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 0
     assert svc.client.get("/healthz").json() == {"ok": True}
@@ -75,7 +75,7 @@ def test_a_stored_delivery_that_cannot_be_processed_is_quarantined_and_the_rest_
     svc = start_service(workers=False)  # the restart after the upgrade: it processes what is stored first
     answers = send_all(svc.url, [labeled(100 + n) for n in range(60)], concurrency=30)
     assert {r.status_code for r in answers} == {202}
-    wait_until(lambda: len(svc.store.list_jobs(limit=100)) == 60)
+    wait_until(lambda: len(svc.store.jobs.newest(limit=100)) == 60)
     with svc.store.reading() as conn:
         failures, processed, error = conn.execute(
             f"SELECT failures, processed, error FROM deliveries WHERE id = '{poison}'"
@@ -107,7 +107,7 @@ def test_healthz_is_unhealthy_while_stored_deliveries_wait_over_a_minute(start_s
     with sqlite3.connect(svc.store.db.path, isolation_level=None) as conn:
         conn.execute("ALTER TABLE events_gone RENAME TO events")
     wait_until(lambda: svc.client.get("/healthz").status_code == 200, timeout=10)
-    assert [j.number for j in svc.store.list_jobs()] == [1]
+    assert [j.number for j in svc.store.jobs.newest()] == [1]
     assert count(svc.store, "SELECT failures FROM deliveries WHERE id = 'waiting'") == 0
     assert (
         "aifix_deliveries_quarantined 0"
@@ -128,4 +128,4 @@ def test_a_field_of_the_wrong_json_type_is_answered_202_ignored_never_500(start_
         ("ignored", "issues.labeled payload is unusable: label.name: must be text, not list"),
         ("ignored", "issue_comment.created payload is unusable: comment.body: must be text, not list"),
     ]
-    assert svc.store.list_jobs(limit=10) == []
+    assert svc.store.jobs.newest(limit=10) == []

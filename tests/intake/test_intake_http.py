@@ -27,7 +27,7 @@ def test_signed_trigger_is_stored_then_acknowledged(start_service, database_url)
     response = deliver(svc.client, "issues", labeled(5), delivery="delivery-5")
     assert response.status_code == 202
     assert response.json()["outcome"] == "queued"
-    job = svc.store.get_job(response.json()["job_id"])
+    job = svc.store.jobs.get(response.json()["job_id"])
     assert (job.status, job.kind, job.repo, job.number) == ("queued", "issue", "Codertocat/Hello-World", 5)
     assert [t.delivery_id for t in job.triggers] == ["delivery-5"]
     assert [tuple(r)[:4] for r in stored_deliveries(svc)] == [("delivery-5", "issues", "labeled", "trigger")]
@@ -126,7 +126,7 @@ def test_ping_is_200_and_unknown_events_are_recorded_and_ignored(start_service, 
     assert rows["watch-1"]["outcome"] == "ignored" and "'watch' is not handled" in rows["watch-1"]["reason"]
     assert "not the trigger label" in rows["label-bug"]["reason"]
     assert rows["p1"]["outcome"] == "ping"
-    assert svc.store.list_jobs() == []
+    assert svc.store.jobs.newest() == []
 
 
 def test_concurrent_redeliveries_make_one_job(start_service, database_url):
@@ -150,7 +150,7 @@ def test_concurrent_redeliveries_make_one_job(start_service, database_url):
     # "accepted" when it shared its batch with redeliveries: stored, its job made right after the burst.
     outcomes = sorted(r.json()["outcome"] for r in answers)
     assert outcomes in (["accepted"] + ["duplicate"] * 15, ["duplicate"] * 15 + ["queued"])
-    jobs = wait_until(svc.store.list_jobs)
+    jobs = wait_until(svc.store.jobs.newest)
     assert len(jobs) == 1 and len(jobs[0].triggers) == 1
     assert len(stored_deliveries(svc)) == 1
 
@@ -165,9 +165,9 @@ def test_503_while_the_store_is_locked_then_the_redelivery_is_taken(start_servic
     assert response.status_code == 503
     blocker.execute("ROLLBACK")
     blocker.close()
-    assert svc.store.list_jobs() == []
+    assert svc.store.jobs.newest() == []
     again = svc.client.post("/webhook", content=body, headers=hdrs)  # GitHub's redelivery: same id
-    assert again.status_code == 202 and len(svc.store.list_jobs()) == 1
+    assert again.status_code == 202 and len(svc.store.jobs.newest()) == 1
 
 
 def test_503_and_unhealthy_when_the_database_is_gone(start_service, tmp_path):
@@ -256,12 +256,12 @@ def test_unhealthy_once_the_database_file_is_moved_away_and_nothing_goes_into_th
     assert health.status_code == 503 and "is not the file this process opened" in health.json()["error"]
     assert deliver(svc.client, "issues", labeled(2)).status_code == 503
     with pytest.raises(StoreUnavailable, match="not the file this process opened"):
-        svc.store.cancel_target("Codertocat/Hello-World", 1, "a worker's write")
+        svc.store.work.cancel_target("Codertocat/Hello-World", 1, "a worker's write")
     errors: list[Exception] = []
 
     def first_read_of_a_new_thread() -> None:
         try:
-            svc.store.list_jobs()
+            svc.store.jobs.newest()
         except StoreUnavailable as exc:
             errors.append(exc)
 
@@ -271,7 +271,7 @@ def test_unhealthy_once_the_database_file_is_moved_away_and_nothing_goes_into_th
     assert "is not the file this process opened" in str(errors[0])
     assert list(db_dir.iterdir()) == []  # no empty database was left where the file was
     orphan = Store.from_url(f"sqlite:///{moved / 'ai-fix.db'}")
-    assert [(j.number, j.status) for j in orphan.list_jobs()] == [(1, "queued")]
+    assert [(j.number, j.status) for j in orphan.jobs.newest()] == [(1, "queued")]
     orphan.close()
 
 

@@ -203,8 +203,7 @@ def test_a_delivery_whose_fsync_fails_or_hangs_is_refused(sqlite_store, fails):
     sync = HeldSync(fails=fails)
     if fails:
         sync.release.set()
-    writer = IntakeWriter(store, sync=sync)
-    writer.SYNC_TIMEOUT = 0.3
+    writer = IntakeWriter(store, sync=sync, sync_timeout=0.3)
     writer.start()
     try:
         with pytest.raises(StoreUnavailable, match="flush to disk"):

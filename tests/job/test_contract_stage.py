@@ -28,11 +28,11 @@ def run_job(svc: Service) -> Job:
     job_id = response.json()["job_id"]
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        job = svc.store.get_job(job_id)
+        job = svc.store.jobs.get(job_id)
         if job.status in FINAL_STATUSES:
             return job
         time.sleep(0.02)
-    raise AssertionError(f"job {job_id} did not finish: {svc.store.get_job(job_id)}")
+    raise AssertionError(f"job {job_id} did not finish: {svc.store.jobs.get(job_id)}")
 
 
 def test_issue_job_asks_for_clarification_then_posts_the_contract_in_the_same_comment(

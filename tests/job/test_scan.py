@@ -63,7 +63,7 @@ def test_a_push_to_the_base_queues_a_rebase_for_the_pr_that_conflicts_once_githu
         and f"#{fine['number']} merges cleanly" in job.reason
     )
     assert scans.pauses == [1.0, 2.0], "read again with a growing pause while GitHub computes it"
-    [rebase] = wait_until(lambda: [j for j in svc.store.list_jobs() if j.kind == "rebase"], timeout=30)
+    [rebase] = wait_until(lambda: [j for j in svc.store.jobs.newest() if j.kind == "rebase"], timeout=30)
     assert (rebase.number, rebase.triggers[0].origin) == (conflicting["number"], "github")
 
 
@@ -75,7 +75,7 @@ def test_a_failing_status_on_an_ai_fix_head_queues_a_ci_job_for_its_pr(start_ser
     payload["branches"] = [{"name": "ai-fix/1-fix-add", "commit": {"sha": HEAD, "url": ""}, "protected": False}]
     job = settled(svc.store, deliver(svc.client, "status", payload).json()["job_id"], timeout=30)
     assert job.status == "done" and f"queued a CI check of #{pull['number']}" in job.reason, job.reason
-    [ci] = wait_until(lambda: [j for j in svc.store.list_jobs() if j.kind == "ci"], timeout=30)
+    [ci] = wait_until(lambda: [j for j in svc.store.jobs.newest() if j.kind == "ci"], timeout=30)
     [trigger] = ci.triggers
     assert (ci.number, trigger.head_sha, [c.name for c in trigger.checks]) == (pull["number"], HEAD, ["ci/jenkins"])
 
@@ -98,4 +98,4 @@ def test_only_pull_requests_this_apps_bot_authored_count_as_ai_fix_ones(start_se
     job = settled(svc.store, deliver(svc.client, "push", payload).json()["job_id"], timeout=30)
     assert job.status == "done" and f"queued a rebase of #{ours['number']}" in job.reason, job.reason
     assert f"#{copied['number']}" not in job.reason
-    assert [j.number for j in svc.store.list_jobs() if j.kind in ("rebase", "ci")] == [ours["number"]]
+    assert [j.number for j in svc.store.jobs.newest() if j.kind in ("rebase", "ci")] == [ours["number"]]

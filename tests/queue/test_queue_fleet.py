@@ -96,9 +96,9 @@ def test_two_intakes_and_four_workers_on_postgresql(tmp_path, fake_github, githu
         # The job of issue 1 is held at its gate; its worker is killed mid-job.
         gate_job = int(wait_until(lambda: _job_of(store, 1), timeout=60))
         started = wait_for(tmp_path / "work" / f"started-{gate_job}", timeout=60)
-        wait_until(lambda: store.get_job(gate_job).state.get("step", 0) >= 3, timeout=30)
+        wait_until(lambda: store.jobs.get(gate_job).state.get("step", 0) >= 3, timeout=30)
         os.kill(int(started.split()[0]), signal.SIGKILL)
-        steps_before = store.get_job(gate_job).state["step"]
+        steps_before = store.jobs.get(gate_job).state["step"]
         with store.transaction() as conn:  # as if its 60 s lease ran out (the dead worker renews it no more)
             conn.execute("UPDATE jobs SET lease_expires = ? WHERE id = ?", (time.time() - 1, gate_job))
         (tmp_path / "work" / "release-all").write_text("")
@@ -124,12 +124,12 @@ def test_two_intakes_and_four_workers_on_postgresql(tmp_path, fake_github, githu
     # Every trigger on exactly one job, every job of a trigger's issue.
     assert count(store, "SELECT COUNT(*) FROM triggers") == DELIVERIES
     assert count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers") == DELIVERIES
-    jobs = store.list_jobs(limit=DELIVERIES + 1)
+    jobs = store.jobs.newest(limit=DELIVERIES + 1)
     assert {j.status for j in jobs} <= FINAL_STATUSES and {j.status for j in jobs} == {"done"}
     runs = Counter(int(line.split()[0]) for line in (tmp_path / "work" / "claims.log").read_text().splitlines())
     ledger_jobs = {j.id for j in jobs if j.number != 1}
     assert set(runs) == ledger_jobs and set(runs.values()) == {1}  # no job ran twice
-    gate = store.get_job(gate_job)
+    gate = store.jobs.get(gate_job)
     assert gate.attempts == 2 and [e.event for e in gate.events].count("lease_expired") == 1
     passed = next(e for e in gate.events if e.event == "gate_passed")
     assert passed.data["steps"] >= steps_before  # the second attempt went on from the first one's saved state

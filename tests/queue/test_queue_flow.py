@@ -36,7 +36,7 @@ def test_labeled_issue_runs_with_a_frozen_snapshot(start_service, fake_github):
     assert events(job) == ["queued", "claimed", "trigger_checked", "snapshot_taken", "done"]
     # Later edits on GitHub do not change what the job works on.
     fake_github.issues[(REPO, 1)]["body"] = "Actually, rewrite everything."
-    assert svc.store.get_job(job_id).snapshot["body"] == snap.body
+    assert svc.store.jobs.get(job_id).snapshot["body"] == snap.body
 
 
 def test_a_trigger_from_someone_without_write_access_is_rejected(start_service, fake_github):
@@ -80,7 +80,7 @@ def test_bots_and_non_triggers_create_no_task(start_service, fake_github):
     ):
         response = deliver(svc.client, event, payload)
         assert response.status_code == 202 and response.json()["outcome"] == "ignored"
-    assert svc.store.list_jobs() == [] and fake_github.calls == []
+    assert svc.store.jobs.newest() == [] and fake_github.calls == []
 
 
 def test_retry_on_an_ai_fix_pr_snapshots_the_issue_it_fixes_with_feedback(start_service, fake_github):
@@ -118,7 +118,7 @@ def test_a_review_with_comments_makes_one_job(start_service, fake_github, tmp_pa
     assert job.status == "done" and job.kind == "review" and len(job.triggers) == 3
     assert [c["body"] for c in job.snapshot["review_comments"]] == ["Handle the empty list.", "Add a test for it."]
     assert job.snapshot["review_id"] == 500 and "Two things." in job.snapshot["feedback"]
-    assert len(svc.store.list_jobs()) == 1
+    assert len(svc.store.jobs.newest()) == 1
 
 
 def test_one_active_job_per_issue_follow_up_and_merge(start_service, tmp_path):
@@ -130,14 +130,14 @@ def test_one_active_job_per_issue_follow_up_and_merge(start_service, tmp_path):
     merged = deliver(svc.client, "issues", labeled(1)).json()
     assert follow_up["outcome"] == "queued" and follow_up["job_id"] != running
     assert merged == {**merged, "outcome": "merged", "job_id": follow_up["job_id"]}
-    queued = svc.store.get_job(follow_up["job_id"])
+    queued = svc.store.jobs.get(follow_up["job_id"])
     assert queued.status == "queued" and queued.events[0].data["follow_up_of"] == running and len(queued.triggers) == 2
     (work / f"release-{running}").write_text("")
     assert settled(svc.store, running).status == "done"
     wait_for(work / f"started-{follow_up['job_id']}")  # the follow-up runs only after the first one ended
     (work / "release-all").write_text("")
     assert settled(svc.store, follow_up["job_id"]).status == "done"
-    assert len(svc.store.list_jobs()) == 2
+    assert len(svc.store.jobs.newest()) == 2
 
 
 def test_agent_stop_cancels_the_running_and_the_queued_job(start_service, fake_github, tmp_path):
@@ -184,13 +184,13 @@ def test_deleting_or_suspending_the_installation_cancels_pending_jobs(start_serv
     removed["installation"]["id"] = 1
     removed["repositories_removed"][0]["full_name"] = REPO
     assert deliver(svc.client, "installation_repositories", removed).status_code == 202
-    assert {svc.store.get_job(i).status for i in (first, other)} == {"cancelled"}
-    assert svc.store.get_job(first).reason == "the App was removed from Codertocat/Hello-World"
+    assert {svc.store.jobs.get(i).status for i in (first, other)} == {"cancelled"}
+    assert svc.store.jobs.get(first).reason == "the App was removed from Codertocat/Hello-World"
     later = deliver(svc.client, "issues", labeled(3)).json()["job_id"]
     deleted = load_payload("installation/deleted")
     deleted["installation"]["id"] = 1
     deliver(svc.client, "installation", deleted)
-    job = svc.store.get_job(later)
+    job = svc.store.jobs.get(later)
     assert job.status == "cancelled" and job.reason == "the App installation was deleted"
     with sqlite3.connect(svc.store.db.path) as conn:
         assert conn.execute("SELECT id, account, status, repos FROM installations").fetchall() == [

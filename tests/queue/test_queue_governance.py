@@ -29,40 +29,40 @@ def clock() -> Clock:
 def enqueue(store: Store, repo: str, number: int, installation: int = 1) -> int:
     trigger = Trigger(kind="issue", repo=repo, number=number, installation_id=installation, sender="octo")
     with store.transaction() as conn:
-        return store.enqueue(conn, trigger, store.clock())[0]
+        return store.work.enqueue(conn, trigger, store.clock())[0]
 
 
 def test_one_job_per_repository_runs_and_the_waiting_one_is_told_behind_what(store):
     first, second, other = enqueue(store, A, 1), enqueue(store, A, 2), enqueue(store, B, 3)
     limits = Limits(per_repo=1)
-    assert store.claim("w1", WORK_KINDS, LEASE, limits).id == first
-    assert store.claim("w2", WORK_KINDS, LEASE, limits).id == other  # passes over the one waiting in acme/api
-    assert store.claim("w3", WORK_KINDS, LEASE, limits) is None
+    assert store.leases.claim("w1", WORK_KINDS, LEASE, limits).id == first
+    assert store.leases.claim("w2", WORK_KINDS, LEASE, limits).id == other  # passes over the one waiting in acme/api
+    assert store.leases.claim("w3", WORK_KINDS, LEASE, limits) is None
     [(job, reason)] = waiting_notices(store, limits)
     assert job.id == second
     assert reason.startswith("Queued behind acme/api#1: at most 1 job(s) run at once in acme/api")
     assert waiting_notices(store, limits) == []  # told once, until the reason changes
-    assert store.finish(first, "w1", "done", "")
-    assert store.claim("w3", WORK_KINDS, LEASE, limits).id == second
+    assert store.leases.finish(first, "w1", "done", "")
+    assert store.leases.claim("w3", WORK_KINDS, LEASE, limits).id == second
 
 
 def test_the_installation_limit_counts_every_repository_of_it(store):
     first, _, elsewhere = enqueue(store, A, 1), enqueue(store, B, 2), enqueue(store, A, 3, installation=2)
     limits = Limits(per_repo=None, per_installation=1)
-    assert store.claim("w1", WORK_KINDS, LEASE, limits).id == first
-    assert store.claim("w2", WORK_KINDS, LEASE, limits).id == elsewhere  # another installation, own budget
-    assert store.claim("w3", WORK_KINDS, LEASE, limits) is None
+    assert store.leases.claim("w1", WORK_KINDS, LEASE, limits).id == first
+    assert store.leases.claim("w2", WORK_KINDS, LEASE, limits).id == elsewhere  # another installation, own budget
+    assert store.leases.claim("w3", WORK_KINDS, LEASE, limits) is None
     [(job, reason)] = waiting_notices(store, limits)
     assert job.repo == B and "Queued behind acme/api#1" in reason and "AIFIX_MAX_RUNNING_PER_INSTALLATION" in reason
 
 
 def test_past_the_daily_cost_a_job_waits_for_the_next_utc_day(store, clock):
     spent = enqueue(store, A, 1)
-    store.claim("w1", WORK_KINDS, LEASE)
-    assert store.finish(spent, "w1", "done", "", cost_usd=3.25)
+    store.leases.claim("w1", WORK_KINDS, LEASE)
+    assert store.leases.finish(spent, "w1", "done", "", cost_usd=3.25)
     waiting = enqueue(store, A, 2)
     limits = Limits(daily_cost_usd=3.0)
-    assert store.claim("w2", WORK_KINDS, LEASE, limits) is None
+    assert store.leases.claim("w2", WORK_KINDS, LEASE, limits) is None
     [(job, reason)] = waiting_notices(store, limits)
     tomorrow = time.strftime("%Y-%m-%d", time.gmtime(clock.now + 86400))
     assert job.id == waiting
@@ -71,7 +71,7 @@ def test_past_the_daily_cost_a_job_waits_for_the_next_utc_day(store, clock):
         "$3.00 (AIFIX_DAILY_COST_USD). It starts on the next UTC day."
     )
     clock.now += 12 * 3600 + 1  # just past midnight
-    assert store.claim("w2", WORK_KINDS, LEASE, limits).id == waiting
+    assert store.leases.claim("w2", WORK_KINDS, LEASE, limits).id == waiting
 
 
 def test_claims_at_once_never_run_more_than_the_limit(store, database_url):
@@ -84,7 +84,7 @@ def test_claims_at_once_never_run_more_than_the_limit(store, database_url):
 
     def claim(own: Store, name: str) -> None:
         barrier.wait()
-        if (job := own.claim(name, WORK_KINDS, LEASE, limits)) is not None:
+        if (job := own.leases.claim(name, WORK_KINDS, LEASE, limits)) is not None:
             claimed.append(job.id)
 
     threads = [threading.Thread(target=claim, args=(s, f"w{i}")) for i, s in enumerate(stores)]
@@ -111,7 +111,7 @@ def test_the_issue_comment_says_the_job_is_queued_and_behind_what(start_service,
     comment = wait_until(told)
     assert comment.startswith("<!-- ai-fix:progress issue=2 -->")
     assert f"job {queued} is queued. Queued behind Codertocat/Hello-World#1" in comment
-    assert svc.store.get_job(queued).status == "queued"
+    assert svc.store.jobs.get(queued).status == "queued"
     (tmp_path / "work" / "release-all").write_text("")
     assert settled(svc.store, queued).status == "done"
 
@@ -120,8 +120,8 @@ def test_metrics_report_cost_and_outcomes_per_repository_and_the_queue(store, cl
     first, second = enqueue(store, A, 1), enqueue(store, B, 2)
     enqueue(store, A, 3)
     for job_id, cost in ((first, 1.5), (second, 0.25)):
-        store.claim("w", WORK_KINDS, LEASE)
-        assert store.finish(job_id, "w", "done" if job_id == first else "failed", "", cost_usd=cost)
+        store.leases.claim("w", WORK_KINDS, LEASE)
+        assert store.leases.finish(job_id, "w", "done" if job_id == first else "failed", "", cost_usd=cost)
     clock.now += 42
     text = Metrics().render(job_counts(store), queue_figures(store))
     assert 'aifix_cost_usd_total{repo="acme/api"} 1.500000' in text

@@ -47,10 +47,10 @@ def test_removing_the_label_cancels_the_queued_job_and_stops_the_running_one(sta
     other = deliver(svc.client, "issues", labeled(2)).json()["job_id"]
     removed = deliver(svc.client, "issues", unlabeled(1))
     assert removed.status_code == 202 and removed.json()["outcome"] == "label_removed"
-    assert svc.store.get_job(queued).status == "cancelled"  # at once, in the delivery's own transaction
+    assert svc.store.jobs.get(queued).status == "cancelled"  # at once, in the delivery's own transaction
     job = settled(svc.store, running)  # at its next checkpoint
     assert (job.status, job.reason) == ("cancelled", "the ai-fix label was removed by @Codertocat")
-    assert svc.store.get_job(queued).reason == "the ai-fix label was removed by @Codertocat"
+    assert svc.store.jobs.get(queued).reason == "the ai-fix label was removed by @Codertocat"
     (work / "release-all").write_text("")
     assert settled(svc.store, other).status == "done"  # another issue's job is not touched
 

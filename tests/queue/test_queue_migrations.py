@@ -91,3 +91,14 @@ def test_a_sqlite_file_from_before_versioned_migrations_is_upgraded_in_place(tmp
     assert tuple(row) == ("old-1", 1, 0, "")  # what was stored then was processed then
     assert tables(store) == TABLES
     store.close()
+
+
+def test_postgresql_compresses_payloads_with_lz4(postgres_server):
+    store = Store.from_url(postgres_server.new_database())
+    store.init_schema()
+    with store.reading() as conn:
+        method = conn.execute(
+            "SELECT attcompression FROM pg_attribute WHERE attrelid = 'deliveries'::regclass AND attname = 'payload'"
+        ).fetchone()[0]
+    store.close()
+    assert method == "l"  # this server (Debian's) has lz4; one without it keeps pglz ('')

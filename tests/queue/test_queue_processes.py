@@ -50,11 +50,11 @@ def test_a_killed_workers_job_is_reclaimed_after_its_lease_and_resumes(tmp_path,
     )
     try:
         wait_for(tmp_path / "work" / f"started-{job_id}", timeout=30)
-        wait_until(lambda: store.get_job(job_id).state.get("step", 0) >= 3)
+        wait_until(lambda: store.jobs.get(job_id).state.get("step", 0) >= 3)
     finally:
         worker.kill()
         worker.wait()
-    dead = store.get_job(job_id)
+    dead = store.jobs.get(job_id)
     assert dead.status == "running" and dead.attempts == 1
     steps_before = dead.state["step"]
 
@@ -99,13 +99,13 @@ def test_a_job_whose_failed_attempt_could_not_be_stored_is_taken_again_by_its_li
     store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     store.init_schema()
     [job_id] = enqueue(store, 1)
-    record = store.fail_attempt
+    record = store.leases.fail_attempt
 
     def away(*args: object, **kwargs: object) -> None:
-        monkeypatch.setattr(store, "fail_attempt", record)
+        monkeypatch.setattr(store.leases, "fail_attempt", record)
         raise StoreUnavailable("job store db:5432/aifix is unavailable (the server is starting); retry later")
 
-    monkeypatch.setattr(store, "fail_attempt", away)
+    monkeypatch.setattr(store.leases, "fail_attempt", away)
     settings = make_settings(tmp_path, fake_github)
     config = WorkerConfig(lease_seconds=1.0, poll_seconds=0.02, grace_seconds=5.0, retry_seconds=0.0)
     pool = WorkerPool(store, github_for(settings), AwayOnce(), settings, workers=1, config=config)
@@ -140,7 +140,7 @@ def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_u
         server.kill()
         stderr = server.stderr.read().decode()
     store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
-    job = store.get_job(job_id)
+    job = store.jobs.get(job_id)
     assert job.status == "queued" and job.attempts == 0, stderr
     assert job.events[-1].event == "released" and job.state["step"] >= 1
     assert len(fake_github.calls_to("apps/get-authenticated")) == 1  # its bot user, read once at start
@@ -171,13 +171,13 @@ def test_a_job_that_misses_the_grace_period_is_released_and_its_late_result_refu
     [job_id] = enqueue(store, 1)
     pool = WorkerPool(store, github_for(settings), Stubborn(), settings, workers=1, config=FAST)
     pool.start()
-    wait_until(lambda: "snapshot_taken" in [e.event for e in store.get_job(job_id).events])
+    wait_until(lambda: "snapshot_taken" in [e.event for e in store.jobs.get(job_id).events])
     started = time.monotonic()
     pool.stop(grace=0.2)
     assert time.monotonic() - started < 1.0
-    assert store.get_job(job_id).status == "queued"
+    assert store.jobs.get(job_id).status == "queued"
     time.sleep(1.6)  # the stubborn run returns now; its lease is gone, so its result is not written
-    job = store.get_job(job_id)
+    job = store.jobs.get(job_id)
     assert job.status == "queued" and job.events[-1].event == "released"
     store.close()
 

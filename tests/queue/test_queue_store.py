@@ -39,66 +39,66 @@ def enqueue(store: Store, *numbers: int) -> list[int]:
 
 def test_an_expired_lease_is_claimed_again_and_the_old_owner_lost_it(store, clock):
     [job_id] = enqueue(store, 1)
-    first = store.claim("worker-a", WORK_KINDS, LEASE)
+    first = store.leases.claim("worker-a", WORK_KINDS, LEASE)
     assert first.id == job_id and first.attempts == 1
-    assert store.claim("worker-b", WORK_KINDS, LEASE) is None  # leased: nobody else gets it
+    assert store.leases.claim("worker-b", WORK_KINDS, LEASE) is None  # leased: nobody else gets it
     clock.now += LEASE + 1
-    again = store.claim("worker-b", WORK_KINDS, LEASE)
+    again = store.leases.claim("worker-b", WORK_KINDS, LEASE)
     assert again.id == job_id and again.attempts == 2
     assert [e.event for e in again.events][-2:] == ["lease_expired", "claimed"]
-    assert store.finish(job_id, "worker-a", "done", "late") is False  # the dead worker's write is refused
-    assert store.finish(job_id, "worker-b", "done", "ok") is True
+    assert store.leases.finish(job_id, "worker-a", "done", "late") is False  # the dead worker's write is refused
+    assert store.leases.finish(job_id, "worker-b", "done", "ok") is True
 
 
 def test_renewed_leases_are_not_taken(store, clock):
     enqueue(store, 1)
-    job = store.claim("worker-a", WORK_KINDS, LEASE)
+    job = store.leases.claim("worker-a", WORK_KINDS, LEASE)
     for _ in range(3):
         clock.now += LEASE * 0.6
-        assert store.renew("worker-a", LEASE, [job.id]) == 1
-        assert store.claim("worker-b", WORK_KINDS, LEASE) is None
+        assert store.leases.renew("worker-a", LEASE, [job.id]) == 1
+        assert store.leases.claim("worker-b", WORK_KINDS, LEASE) is None
 
 
 def test_only_the_leases_named_are_renewed(store, clock):
     """A job its worker no longer runs (its outcome could not be stored) is not kept by the worker's renewals."""
     enqueue(store, 1, 2)
-    running = store.claim("worker-a", WORK_KINDS, LEASE)
-    orphan = store.claim("worker-a", WORK_KINDS, LEASE)
+    running = store.leases.claim("worker-a", WORK_KINDS, LEASE)
+    orphan = store.leases.claim("worker-a", WORK_KINDS, LEASE)
     for _ in range(2):
         clock.now += LEASE * 0.6
-        assert store.renew("worker-a", LEASE, [running.id]) == 1
-    again = store.claim("worker-b", WORK_KINDS, LEASE)
+        assert store.leases.renew("worker-a", LEASE, [running.id]) == 1
+    again = store.leases.claim("worker-b", WORK_KINDS, LEASE)
     assert again.id == orphan.id and again.attempts == 2
-    assert store.claim("worker-c", WORK_KINDS, LEASE) is None  # the renewed one is still worker-a's
-    assert store.renew("worker-a", LEASE, []) == 0
+    assert store.leases.claim("worker-c", WORK_KINDS, LEASE) is None  # the renewed one is still worker-a's
+    assert store.leases.renew("worker-a", LEASE, []) == 0
 
 
 def test_a_job_whose_worker_dies_three_times_fails_with_the_reason(store, clock):
     [job_id] = enqueue(store, 1)
     for attempt in (1, 2, 3):
-        assert store.claim(f"worker-{attempt}", WORK_KINDS, LEASE).attempts == attempt
+        assert store.leases.claim(f"worker-{attempt}", WORK_KINDS, LEASE).attempts == attempt
         clock.now += LEASE + 1
-    assert store.claim("worker-4", WORK_KINDS, LEASE) is None
-    job = store.get_job(job_id)
+    assert store.leases.claim("worker-4", WORK_KINDS, LEASE) is None
+    job = store.jobs.get(job_id)
     assert job.status == "failed" and job.reason == "its worker stopped answering (lease expired) on attempt 3 of 3"
 
 
 def test_release_on_shutdown_does_not_spend_an_attempt(store):
     [job_id] = enqueue(store, 1)
-    store.claim("worker-a", WORK_KINDS, LEASE)
-    store.save_state(job_id, {"step": 4})
-    assert store.release(job_id, "worker-a") is True
-    job = store.claim("worker-b", WORK_KINDS, LEASE)
+    store.leases.claim("worker-a", WORK_KINDS, LEASE)
+    store.leases.save_state(job_id, {"step": 4})
+    assert store.leases.release(job_id, "worker-a") is True
+    job = store.leases.claim("worker-b", WORK_KINDS, LEASE)
     assert job.attempts == 1 and job.state == {"step": 4}
 
 
 def test_failed_attempts_wait_before_the_next_try(store, clock):
     [job_id] = enqueue(store, 1)
-    store.claim("w", WORK_KINDS, LEASE)
-    assert store.fail_attempt(job_id, "w", "GitHub 502", retry_in=10) == "queued"
-    assert store.claim("w", WORK_KINDS, LEASE) is None
+    store.leases.claim("w", WORK_KINDS, LEASE)
+    assert store.leases.fail_attempt(job_id, "w", "GitHub 502", retry_in=10) == "queued"
+    assert store.leases.claim("w", WORK_KINDS, LEASE) is None
     clock.now += 11
-    assert store.claim("w", WORK_KINDS, LEASE).id == job_id
+    assert store.leases.claim("w", WORK_KINDS, LEASE).id == job_id
 
 
 def test_concurrent_claims_from_separate_connections_never_share_a_job(database_url, store):
@@ -108,10 +108,10 @@ def test_concurrent_claims_from_separate_connections_never_share_a_job(database_
 
     def worker(name: str) -> None:
         own = Store.from_url(database_url)  # its own connections, as another process would have
-        while (job := own.claim(name, WORK_KINDS, LEASE)) is not None:
+        while (job := own.leases.claim(name, WORK_KINDS, LEASE)) is not None:
             with lock:
                 claimed.append((name, job.id))
-            own.finish(job.id, name, "done", "")
+            own.leases.finish(job.id, name, "done", "")
         own.close()
 
     threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(4)]
@@ -151,7 +151,7 @@ def github_trigger(kind: str, delivery: str, number: int = 2) -> Trigger:
 def test_ci_triggers_merge_only_into_a_queued_job_of_their_kind(store):
     def put(trigger: Trigger) -> tuple[int, str]:
         with store.transaction() as conn:
-            return store.enqueue(conn, trigger, store.clock())
+            return store.work.enqueue(conn, trigger, store.clock())
 
     first, how = put(github_trigger("ci", "d1"))
     assert how == "queued"
@@ -160,14 +160,14 @@ def test_ci_triggers_merge_only_into_a_queued_job_of_their_kind(store):
     assert retry[0] != first and retry[1] == "queued", "a CI failure is not a review: its own job"
     rebase = put(github_trigger("rebase", "d4"))
     assert rebase[0] not in (first, retry[0])
-    assert [len(store.get_job(j).triggers) for j in (first, retry[0], rebase[0])] == [2, 1, 1]
+    assert [len(store.jobs.get(j).triggers) for j in (first, retry[0], rebase[0])] == [2, 1, 1]
 
 
 def test_event_counts_group_a_history_event_by_a_field(store):
     [job] = enqueue(store, 5)
-    store.record(job, "ci_round", {"outcome": "accepted"})
-    store.record(job, "ci_round", {"outcome": "accepted"})
-    store.record(job, "ci_round", {"outcome": "handed_off"})
+    store.history.record(job, "ci_round", {"outcome": "accepted"})
+    store.history.record(job, "ci_round", {"outcome": "accepted"})
+    store.history.record(job, "ci_round", {"outcome": "handed_off"})
     assert event_counts(store, "ci_round", "outcome") == {"accepted": 2, "handed_off": 1}
     assert event_counts(store, "ci_flaky", "head") == {}
 
@@ -187,6 +187,15 @@ def test_an_idle_worker_on_postgresql_wakes_on_the_enqueue_not_the_poll(postgres
     enqueue(intake, 1)
     waiter.join(timeout=30)
     assert woke and woke[0] - sent < 2.0  # the NOTIFY of the commit, well before the 30 s timeout
-    assert store.claim("w", WORK_KINDS, LEASE) is not None
+    assert store.leases.claim("w", WORK_KINDS, LEASE) is not None
     store.close()
     intake.close()
+
+
+def test_insert_new_inserts_the_rows_whose_key_is_new_and_says_which(store):
+    columns = ("id", "checked_at")
+    assert store.db.insert_new("health", columns, [(1, 1.0), (2, 2.0)]) == {1, 2}
+    assert store.db.insert_new("health", columns, [(2, 9.0), (3, 3.0)]) == {3}  # 2 was there: left as it was
+    with store.reading() as conn:
+        rows = conn.execute("SELECT id, checked_at FROM health ORDER BY id").fetchall()
+    assert [tuple(r) for r in rows] == [(1, 1.0), (2, 2.0), (3, 3.0)]

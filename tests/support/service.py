@@ -129,7 +129,7 @@ def settled(store: Store, job_id: int, timeout: float = 10.0) -> Job:
     """The job once it has left queued/running."""
 
     def done() -> Job | None:
-        job = store.get_job(job_id)
+        job = store.jobs.get(job_id)
         return job if job is not None and job.status not in ("queued", "running") else None
 
     return wait_until(done, timeout)  # type: ignore[return-value]

@@ -32,10 +32,21 @@ from tests.support.world import SENDER, leaks, make_github, make_remote, service
 APP_IDS = itertools.count(72_000)
 
 
+class AheadClock:
+    """The store's clock: real time, `ahead` seconds on (a test lets a lease run out)."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+
 @dataclass
 class Worker:
     pool: WorkerPool
     store: Store
+    clock: AheadClock
     github: PullsGitHub
     model_api: FakeMessagesAPI
     bare: Path
@@ -53,16 +64,16 @@ class Worker:
             default_branch="main",
         )
         with self.store.transaction() as conn:
-            self.store.enqueue(conn, trigger, time.time())
+            self.store.work.enqueue(conn, trigger, time.time())
 
     def attempt(self) -> None:
         """Claim the job (again, after a failed attempt) and run it the way a worker thread does."""
-        job = self.store.claim(self.pool.owner, WORK_KINDS, 60)
+        job = self.store.leases.claim(self.pool.owner, WORK_KINDS, 60)
         assert job is not None, "no job to claim"
         self.pool.runner.run(job)
 
     def jobs(self) -> list[dict[str, Any]]:
-        return [job.model_dump() for job in self.store.list_jobs()]
+        return [job.model_dump() for job in self.store.jobs.newest()]
 
     def job(self) -> dict[str, Any]:
         [job] = self.jobs()
@@ -90,13 +101,14 @@ def open_worker(
         for name, value in {**service_env(root, github, github.base_url, model_url), **(env or {})}.items():
             monkeypatch.setenv(name, value)  # read exactly as `ai-fix serve` reads them
         settings = load_settings()
-        store = Store.from_url(settings.database_url)
+        clock = AheadClock()
+        store = Store.from_url(settings.database_url, clock=clock)
         store.init_schema()
         app = github_app(settings, retry=RetryPolicy(backoff=0.001))
         pool = WorkerPool(
             store, app, delivery_pipeline(settings), settings, workers=0, config=WorkerConfig(retry_seconds=0.0)
         )
-        yield Worker(pool, store, github, model_api, bare)
+        yield Worker(pool, store, clock, github, model_api, bare)
         store.close()
         assert leaks(github, model_api) == [], "a secret reached the fake GitHub or the fake model"
     assert github.violations == [], "requests that break GitHub's schema or auth rules"

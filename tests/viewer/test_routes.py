@@ -15,6 +15,7 @@ import pytest
 from bot.job.paths import trace_file
 from bot.loop.records import EndRecord, StartRecord, StepRecord
 from bot.loop.trace import Trace
+from bot.queue.enqueue import insert_job
 from bot.queue.models import Trigger
 from bot.queue.store import Store
 from bot.viewer.links import sign
@@ -27,9 +28,9 @@ BEARER = {"Authorization": f"Bearer {ADMIN}"}
 def add_job(store: Store, repo: str = "Codertocat/Hello-World", number: int = 1, job_dir: Path | None = None) -> int:
     trigger = Trigger(kind="issue", repo=repo, number=number, installation_id=1, sender="Codertocat")
     with store.transaction() as conn:
-        job_id = store.insert_job(conn, trigger, time.time())
+        job_id = insert_job(store.db, conn, trigger, time.time())
     if job_dir is not None:
-        store.save_state(job_id, {"delivery": {"job_dir": str(job_dir)}})
+        store.leases.save_state(job_id, {"delivery": {"job_dir": str(job_dir)}})
     return job_id
 
 
@@ -93,7 +94,7 @@ def test_without_a_viewer_secret_signed_links_are_refused_and_without_either_set
 def test_the_list_needs_the_admin_token_and_filters_by_repository_and_status(service: Service) -> None:
     one = add_job(service.store, "Codertocat/Hello-World", 1)
     other = add_job(service.store, "Codertocat/Other", 2)
-    claimed = service.store.claim("w", ["issue"], 60)
+    claimed = service.store.leases.claim("w", ["issue"], 60)
     assert claimed is not None and claimed.id == one
     listed = service.client.get("/runs", headers=BEARER)
     assert listed.status_code == 200 and f'data-job="{one}"' in listed.text and f'data-job="{other}"' in listed.text
@@ -137,7 +138,7 @@ def wait_for(events: list[tuple[str, dict]], count: int, timeout: float = 10) ->
 
 def test_the_stream_sends_new_steps_then_ends_when_the_job_is_over(service: Service, traced: tuple[int, Trace]) -> None:
     job_id, trace = traced
-    claimed = service.store.claim("w", ["issue"], 60)
+    claimed = service.store.leases.claim("w", ["issue"], 60)
     assert claimed is not None and claimed.id == job_id
     got: list[tuple[str, dict]] = []
     reader = events(service, signed(job_id, path="/events") + "&from=2", got, until=5)
@@ -153,7 +154,7 @@ def test_the_stream_sends_new_steps_then_ends_when_the_job_is_over(service: Serv
     assert 'data-status="accepted"' in got[1][1]["sections"]["run-outcome"]
     time.sleep(0.3)
     assert len(got) == 2, "the job still runs (it delivers after the end record): the stream goes on"
-    assert service.store.finish(job_id, "w", "done", "delivered")
+    assert service.store.leases.finish(job_id, "w", "done", "delivered")
     wait_for(got, 4)
     assert "job status: <b>done</b>" in got[2][1]["sections"]["run-header"] and got[3][0] == "end"
     reader.join(5)

@@ -1,0 +1,1 @@
+-- Version 4: PostgreSQL compresses deliveries' payloads with lz4; SQLite stores them as they are (nothing to do).
