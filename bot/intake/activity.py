@@ -17,6 +17,8 @@ class Activity:
         """time.monotonic() when the last batch was committed."""
         self.unprocessed = False
         """Some deliveries this writer stored are not processed yet (or processing them failed)."""
+        self.waiting_since = 0.0
+        """time.monotonic() since when they wait (since the last processing pass that left some)."""
         self.uncheckpointed = 0
         """Deliveries committed since the last checkpoint."""
 
@@ -29,9 +31,15 @@ class Activity:
 
     def committed(self, count: int, *, deferred: bool) -> None:
         """A batch of `count` was committed; `deferred`: some of it was stored without its meaning applied."""
-        self.unprocessed = self.unprocessed or deferred
+        if deferred and not self.unprocessed:
+            self.unprocessed, self.waiting_since = True, time.monotonic()
         self.last_commit = time.monotonic()
         self.uncheckpointed += count
+
+    def processed(self, *, all_of_them: bool) -> None:
+        """A processing pass ended; unless it processed `all_of_them`, the rest wait from now."""
+        self.unprocessed = not all_of_them
+        self.waiting_since = time.monotonic()
 
     def quiet_since(self) -> float | None:
         """time.monotonic() since when no delivery is in flight or has arrived; None while one is in flight."""

@@ -30,8 +30,8 @@ class DeferredProcessing:
     POLL_SECONDS = 1.0
     """When idle, how often to look for deliveries another process stored and did not process (it crashed)."""
     MAX_DEFERRAL = 1.0
-    """Under a load that never lets up, one batch is processed this often all the same (jobs are not put off for
-    ever, and /healthz's backlog check holds)."""
+    """Deliveries waiting this long get one batch processed all the same, under a load that never lets up (jobs are
+    not put off for ever, and /healthz's backlog check holds); a shorter burst is not interrupted."""
 
     def __init__(self, store: Store, write_lock: AbstractContextManager[object], activity: Activity) -> None:
         self.store = store
@@ -64,18 +64,20 @@ class DeferredProcessing:
         if self.activity.unprocessed:
             quiet_since = self.activity.quiet_since()
             quiet = now if quiet_since is None else quiet_since  # while deliveries are in flight, it is not quiet yet
-            due = min(quiet + self.QUIET_BEFORE_PROCESSING, self._last_look + self.MAX_DEFERRAL)
+            due = min(quiet + self.QUIET_BEFORE_PROCESSING, self.activity.waiting_since + self.MAX_DEFERRAL)
         else:
             due = self._last_look + self.POLL_SECONDS
         return max(due - now, self._retry_at - now, 0.0)
 
     def _process_some(self) -> None:
         try:
-            with self.write_lock:
-                self.activity.unprocessed = process_pending(self.store, self.PROCESS_BATCH) == self.PROCESS_BATCH
+            with self.write_lock:  # so a batch committed after this pass marks its deliveries after it, not before
+                self.activity.processed(
+                    all_of_them=process_pending(self.store, self.PROCESS_BATCH) < self.PROCESS_BATCH
+                )
         except Exception as exc:  # noqa: BLE001 - the deliveries stay stored and unprocessed; tried again later
             log.warning("could not process stored deliveries (tried again in %.0f s): %s", self.POLL_SECONDS, exc)
-            self.activity.unprocessed = True
+            self.activity.processed(all_of_them=False)
             self._retry_at = time.monotonic() + self.POLL_SECONDS
         self._last_look = time.monotonic()
 
@@ -86,7 +88,7 @@ class DeferredProcessing:
                 with self.write_lock:
                     if not process_pending(self.store, self.PROCESS_BATCH * 4):
                         break
-            self.activity.unprocessed = False
+            self.activity.processed(all_of_them=True)
         except Exception as exc:  # noqa: BLE001 - left stored and unprocessed, for a later pass or the next start
             log.warning("could not process stored deliveries (a later pass or the next start will): %s", exc)
-            self.activity.unprocessed = True
+            self.activity.processed(all_of_them=False)
