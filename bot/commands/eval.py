@@ -39,7 +39,7 @@ def check_models(models: list[str], settings: Settings) -> None:
             continue
         opener = model_opener(spec, settings)
         name = model_override(spec) or settings.model
-        opener(ModelChoice(name=name, small=small_for(name, settings.small_model), reason="check"))
+        opener(ModelChoice(name=name, small=small_for(name, settings.small_model), reason="check")).close()
 
 
 def opener_for(request: RunRequest, settings: Settings) -> tuple[ModelOpener, str | None]:
