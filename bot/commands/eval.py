@@ -39,7 +39,7 @@ def check_models(models: list[str], settings: Settings) -> None:
             continue
         opener = model_opener(spec, settings)
         name = model_override(spec) or settings.model
-        opener(ModelChoice(name=name, small=small_for(name, settings.small_model), reason="check"))
+        opener(ModelChoice(name=name, small=small_for(name, settings.small_model), reason="check")).close()
 
 
 def opener_for(request: RunRequest, settings: Settings) -> tuple[ModelOpener, str | None]:
@@ -94,10 +94,11 @@ def eval_main(args: argparse.Namespace) -> int:
             loop_settings=request.variant.config.loop,
         )
 
+    sdists = SdistCache(settings.eval_cache.expanduser(), settings.eval_index_url)
     kit = EvalKit(
         run=run,
         open_sandbox=toolkit(settings, model=model_opener(None, settings), sandbox=kind).open_sandbox,
-        fetch=SdistCache(settings.eval_cache.expanduser(), settings.eval_index_url).fetch,
+        fetch=sdists.fetch,
         repos=Path(args.repos) if args.repos else None,
         scratch=settings.work_dir / "eval",
     )
@@ -115,7 +116,8 @@ def eval_main(args: argparse.Namespace) -> int:
         f"{f' ({total - left} already done)' if left < total else ''}; --jobs {args.jobs}, sandbox {kind}; in {out}",
         flush=True,
     )
-    records = evaluation.run(args.jobs, Progress(total, sys.stderr, done=total - left))
+    with sdists:  # only the runs connect to the index
+        records = evaluation.run(args.jobs, Progress(total, sys.stderr, done=total - left))
     summaries = [summarize(v.label, [r for r in records if r.variant == v.label]) for v in compared]
     tables = comparisons([(v.label, v.model, v.config.name) for v in compared])
     write_report(out, name=name, meta=meta, summaries=summaries, records=records, tables=tables)

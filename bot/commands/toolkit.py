@@ -166,6 +166,6 @@ def delivery_pipeline(settings: Settings) -> Pipeline:
     own `model:` config is opened with its job.
     """
     small = small_for(settings.model, settings.small_model)
-    open_models(ModelChoice(name=settings.model, small=small, reason="the defaults"), settings)
+    open_models(ModelChoice(name=settings.model, small=small, reason="the defaults"), settings).close()
     rounds = RoundPipeline(toolkit(settings, model=model_opener(None, settings)), run_link=run_links(settings))
     return GitHubJobs(rounds)

@@ -50,6 +50,9 @@ class Policy:
         tool_calls = [ToolCall(id=f"{self.name}_{self.steps}_{i}", name=n, input=c) for i, (n, c) in enumerate(calls)]
         return ModelResponse(model=request.model, text=text, tool_calls=tool_calls, stop_reason="tool_use")
 
+    def close(self) -> None:
+        """Nothing to close: a policy calls no API."""
+
     def step(self, request: ModelRequest) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
         raise NotImplementedError
 

@@ -51,12 +51,20 @@ def sha256_of(path: Path) -> str:
 
 
 class SdistCache:
-    """Source releases by (name, version), fetched once from `index_url` and checked against a pinned sha256."""
+    """Source releases by (name, version), fetched once from `index_url` and checked against a pinned sha256.
 
-    def __init__(self, folder: Path, index_url: str, client: httpx.Client | None = None) -> None:
+    A context manager: leaving it closes its connections to the index."""
+
+    def __init__(self, folder: Path, index_url: str) -> None:
         self.folder = folder
         self.index_url = index_url.rstrip("/")
-        self.client = client or httpx.Client(timeout=60, follow_redirects=True)
+        self.client = httpx.Client(timeout=60, follow_redirects=True)
+
+    def __enter__(self) -> SdistCache:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.client.close()
 
     def fetch(self, name: str, version: str, sha256: str) -> Path:
         cached = self.folder / sha256 / f"{normalized(name)}-{version}.sdist"

@@ -142,6 +142,8 @@ class RebaseJob:
                 resolver.reject(f"the merge was written, but the contract's checks fail on it: {why}")
         finally:
             sandbox.close()
+            if resolver is not None:
+                resolver.model.close()
         message = f"Merge {base} ({merge.base_sha[:12]}) into {ws.branch}" + (
             f"\n\nResolved conflicts in: {', '.join(merge.conflicted)}\n" if merge.conflicted else "\n"
         )

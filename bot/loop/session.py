@@ -138,5 +138,6 @@ def _harness(run: RunInput, kit: Toolkit) -> Iterator[Harness]:
             keep_spent=run.keep_spent,
         )
     finally:
+        model.close()
         if sandbox is not None:
             sandbox.close()

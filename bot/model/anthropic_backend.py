@@ -65,6 +65,9 @@ class AnthropicModel:
         )
         return self._response(request.model, message, retries, time.monotonic() - started)
 
+    def close(self) -> None:
+        self.client.close()
+
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         # The breakpoint at the end of the stable layer caches tools + system; later steps read them back.
         params: dict[str, Any] = {

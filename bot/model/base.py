@@ -78,3 +78,6 @@ class Model(Protocol):
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """One call; raises `bot.errors.ModelError` when the provider fails for good."""
+
+    def close(self) -> None:
+        """Close the connections it holds; whoever opened the model closes it when its run ends."""

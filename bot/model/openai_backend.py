@@ -161,6 +161,9 @@ class OpenAIModel:
         )
         return self._response(request.model, completion, retries, time.monotonic() - started)
 
+    def close(self) -> None:
+        self.client.close()
+
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         messages = [{"role": "system", "content": request.system}]
         messages += [{"role": m["role"], "content": message_text(m["content"])} for m in request.messages]

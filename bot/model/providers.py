@@ -55,3 +55,7 @@ class RoutedModel:
             raise ModelError(f"no {spec.provider} backend was opened for {request.model!r}; the run chose other models")
         response = backend.complete(request.model_copy(update={"model": spec.model}))
         return response.model_copy(update={"model": request.model})
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            backend.close()

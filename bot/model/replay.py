@@ -58,3 +58,6 @@ class ReplayModel:
         # Marked so progress lines and traces never pass a replayed answer off as a live one.
         model = response.model if response.model.startswith("replay:") else f"replay:{response.model}"
         return response.model_copy(update={"model": model, "latency_s": 0.0, "retries": 0})
+
+    def close(self) -> None:
+        """Nothing to close: the responses are in memory."""

@@ -136,3 +136,6 @@ class ScriptedModel:
             usage=usage,
             cost_usd=cost_usd(request.model, usage),
         )
+
+    def close(self) -> None:
+        """Nothing to close: the script is in memory."""

@@ -148,7 +148,7 @@ def _sigterm_with_an_open_stream(tmp_path: Path, fake: FakeGitHub, github_url: s
     finally:
         if server.poll() is None:
             server.kill()
-            server.wait()
+        server.communicate()  # waits, and closes the pipes it reads
 
 
 def _answers(url: str) -> bool:

@@ -46,7 +46,7 @@ def test_view_serves_the_page_and_follows_the_trace_until_its_end(tmp_path: Path
     finally:
         if view.poll() is None:
             view.kill()
-            view.wait()
+        view.communicate()  # waits, and closes the pipes it reads
 
 
 def test_view_of_a_folder_that_does_not_exist_exits_2(tmp_path: Path) -> None:

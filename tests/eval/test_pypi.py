@@ -18,8 +18,8 @@ def release(**changes: str) -> PypiRelease:
 
 
 def test_the_base_release_becomes_a_repository_and_the_fix_is_split_into_tests_and_code(tmp_path: Path) -> None:
-    with serve_index() as (index, simple):
-        made = build(release(), SdistCache(tmp_path / "cache", simple).fetch, tmp_path / "tally.git")
+    with serve_index() as (index, simple), SdistCache(tmp_path / "cache", simple) as cache:
+        made = build(release(), cache.fetch, tmp_path / "tally.git")
     assert patched_paths(made.test_patch) == ["tests/test_tally.py"]
     assert "+def test_tabs_and_newlines" in made.test_patch
     # The gold fix holds the code only: no changelog, PKG-INFO or egg-info.
@@ -35,15 +35,13 @@ def test_the_base_release_becomes_a_repository_and_the_fix_is_split_into_tests_a
 
 
 def test_the_same_release_always_makes_the_same_commit(tmp_path: Path) -> None:
-    with serve_index() as (_index, simple):
-        fetch = SdistCache(tmp_path / "cache", simple).fetch
-        first = build(release(), fetch, tmp_path / "a.git").base_sha
-        assert build(release(), fetch, tmp_path / "b.git").base_sha == first
+    with serve_index() as (_index, simple), SdistCache(tmp_path / "cache", simple) as cache:
+        first = build(release(), cache.fetch, tmp_path / "a.git").base_sha
+        assert build(release(), cache.fetch, tmp_path / "b.git").base_sha == first
 
 
 def test_a_cached_release_is_checked_and_fetched_again_when_it_does_not_match(tmp_path: Path) -> None:
-    with serve_index() as (index, simple):
-        cache = SdistCache(tmp_path / "cache", simple)
+    with serve_index() as (index, simple), SdistCache(tmp_path / "cache", simple) as cache:
         path = cache.fetch("tally", "1.0.0", sha256("1.0.0"))
         assert cache.fetch("tally", "1.0.0", sha256("1.0.0")) == path and len(index.served) == 2
         path.write_bytes(b"tampered")
@@ -52,8 +50,7 @@ def test_a_cached_release_is_checked_and_fetched_again_when_it_does_not_match(tm
 
 
 def test_a_wrong_pin_or_version_is_refused_with_what_to_fix(tmp_path: Path) -> None:
-    with serve_index() as (_index, simple):
-        cache = SdistCache(tmp_path / "cache", simple)
+    with serve_index() as (_index, simple), SdistCache(tmp_path / "cache", simple) as cache:
         with pytest.raises(ConfigError, match="the task pins 0{64}.*fix the task's pypi field"):
             cache.fetch("tally", "1.0.0", "0" * 64)
         with pytest.raises(ConfigError, match="lists no source release of tally 9.9"):
@@ -64,7 +61,7 @@ def test_a_wrong_pin_or_version_is_refused_with_what_to_fix(tmp_path: Path) -> N
 
 
 def test_a_release_pair_that_adds_no_test_is_refused(tmp_path: Path) -> None:
-    with serve_index() as (_index, simple):
+    with serve_index() as (_index, simple), SdistCache(tmp_path / "cache", simple) as cache:
         same = release(fixed="1.0.0", fixed_sha256=sha256("1.0.0"))
         with pytest.raises(ConfigError, match="changes no test file against 1.0.0"):
-            build(same, SdistCache(tmp_path / "cache", simple).fetch, tmp_path / "x.git")
+            build(same, cache.fetch, tmp_path / "x.git")

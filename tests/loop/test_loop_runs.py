@@ -84,6 +84,7 @@ def test_happy_path_fixes_the_bug_and_writes_the_outputs(tmp_path: Path) -> None
     assert end["summary"] == result.model_summary and end["handoff"]["done"] == result.handoff.done
     for line in ("phase: baseline checks", "baseline: tests fail", "checks: tests pass", "outcome: accepted"):
         assert line in run.log
+    assert run.models and all(m.client.is_closed() for m in run.models), "the run left its model's connections open"
 
 
 def test_wrong_patch_then_fix_records_the_failed_expectation(tmp_path: Path) -> None:

@@ -119,6 +119,8 @@ def test_two_intakes_and_four_workers_on_postgresql(tmp_path, fake_github, githu
             proc.send_signal(signal.SIGTERM)
         for proc in intakes + workers:
             proc.wait(timeout=60)
+        for log in logs:
+            log.close()
 
     assert count(store, "SELECT COUNT(*) FROM deliveries") == DELIVERIES
     # Every trigger on exactly one job, every job of a trigger's issue.

@@ -138,7 +138,7 @@ def test_sigterm_drains_ai_fix_serve_and_exits_0(tmp_path, fake_github, github_u
         assert server.wait(timeout=20) == 0
     finally:
         server.kill()
-        stderr = server.stderr.read().decode()
+        stderr = server.communicate()[1].decode()  # waits, and closes the pipe
     store = Store.from_url(f"sqlite:///{tmp_path / 'ai-fix.db'}")
     job = store.jobs.get(job_id)
     assert job.status == "queued" and job.attempts == 0, stderr

@@ -11,6 +11,7 @@ from typing import Any
 from bot.commands.demo import make_repo, sample
 from bot.commands.run import execute
 from bot.loop.result import RunResult
+from bot.model.anthropic_backend import AnthropicModel
 from bot.model.scripted import ScriptedModel, Turn, call, turn
 from bot.settings import load_settings
 from tests.support.model import FakeMessagesAPI, anthropic_model, serve_fake_api
@@ -99,8 +100,12 @@ def config(
 
 
 class LocalRun:
-    def __init__(self, result: RunResult, fake: FakeMessagesAPI, out: Path, repo: Path, log: str) -> None:
+    def __init__(
+        self, result: RunResult, fake: FakeMessagesAPI, out: Path, repo: Path, log: str, models: list[AnthropicModel]
+    ) -> None:
         self.result, self.fake, self.out, self.repo, self.log = result, fake, out, repo, log
+        self.models = models
+        """Each model the run opened."""
 
     def trace(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in (self.out / "trace.jsonl").read_text().splitlines()]
@@ -124,19 +129,25 @@ def run_local(
     )
     out = tmp_path / "out"
     stream = io.StringIO()
+    models: list[AnthropicModel] = []
     with serve_fake_api(ScriptedModel(list(script))) as (fake, url):
+
+        def open_model(_choice: object) -> AnthropicModel:
+            models.append(anthropic_model(url))
+            return models[-1]
+
         fake.failures = list(failures)
         result = execute(
             issue or sample_issue(),
             repo,
             out,
             settings=load_settings(work_dir=tmp_path / "work", **(settings or {})),
-            model=lambda _choice: anthropic_model(url),
+            model=open_model,
             model_name=None,
             sandbox_kind="bwrap",
             stream=stream,
         )
-    return LocalRun(result, fake, out, repo, stream.getvalue())
+    return LocalRun(result, fake, out, repo, stream.getvalue(), models)
 
 
 MUL_FILES = {

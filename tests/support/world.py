@@ -280,7 +280,9 @@ def start_world(
     url = f"http://127.0.0.1:{port}"
     # Importing the SDKs alone takes 10 s of wall time on a loaded 2-core machine.
     wait_for_http(f"{url}/healthz", process, log, timeout=120)
-    return World(root, fake, model_api, chat_api, url, bare, log)
+    world = World(root, fake, model_api, chat_api, url, bare, log)
+    stack.callback(world.client.close)
+    return world
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
