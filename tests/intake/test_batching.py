@@ -222,6 +222,7 @@ def test_a_process_killed_under_load_has_stored_every_delivery_it_acknowledged_o
     finally:
         proc.send_signal(signal.SIGKILL)  # no shutdown: whatever was in flight is lost, never what was answered
         proc.wait(timeout=30)
+        proc.stdout.close()
     with store.reading() as conn:
         stored = {row[0] for row in conn.execute("SELECT id FROM deliveries")}
     assert acknowledged <= stored

@@ -13,8 +13,6 @@ from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, call, turn
 from tests.support.model import anthropic_model, serve_fake_api
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK flags older model ids
-
 TOOLS = [
     {
         "name": "finish",

@@ -19,8 +19,6 @@ from bot.settings import load_settings
 from tests.support.clouds import PROJECT, serve_google_tokens, sigv4_valid
 from tests.support.model import serve_fake_api
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 ACCESS_KEY = "AKIAAIFIXTESTKEY0001"
 SECRET_KEY = "aifix/test/secret+key/canary-0000000000000"
 BEDROCK_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
