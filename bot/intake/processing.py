@@ -72,6 +72,7 @@ class DeferredProcessing:
     def _process_some(self) -> None:
         try:
             with self.write_lock:  # so a batch committed after this pass marks its deliveries after it, not before
+                self.store.db.leave_checkpoints_to_intake()  # a checkpoint here would hold the write lock
                 self.activity.processed(
                     all_of_them=process_pending(self.store, self.PROCESS_BATCH) < self.PROCESS_BATCH
                 )

@@ -105,6 +105,9 @@ class Database(ABC):
     def prepare_writer(self) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
         """Configure the intake writer's connection on this thread."""
 
+    def leave_checkpoints_to_intake(self) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
+        """This thread's connection leaves copying the write-ahead log to the intake's checkpoint thread (SQLite)."""
+
     def checkpoint(self) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
         """Copy the write-ahead log into the database when the intake is quiet (SQLite)."""
 

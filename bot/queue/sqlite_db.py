@@ -102,7 +102,10 @@ class SqliteDatabase(Database):
         self._lock = threading.Lock()
         self._identity: tuple[int, int] | None = None
         """(device, inode) of the database file when the first connection opened it."""
-        self._configured: set[int] = set()
+        self._writers: set[int] = set()
+        """Connections the intake's committer configured (`prepare_writer`)."""
+        self._checkpointing_elsewhere: set[int] = set()
+        """Connections that never checkpoint automatically (`leave_checkpoints_to_intake`)."""
 
     @classmethod
     def from_url(cls, url: str, *, busy_timeout: float = 5.0) -> SqliteDatabase:
@@ -171,14 +174,22 @@ class SqliteDatabase(Database):
                 conn.execute(f"ALTER TABLE deliveries ADD COLUMN {column} {declaration}")
 
     def prepare_writer(self) -> None:
-        """The intake's committer connection never checkpoints by itself (the checkpointer thread does, when
-        quiet), and, where commits must be durable, leaves the fsync to the committer (`WalFile`)."""
+        """The intake's committer connection never checkpoints by itself, and, where commits must be durable,
+        leaves the fsync to the committer (`WalFile`)."""
+        self.leave_checkpoints_to_intake()
         conn = self.connection()
-        if id(conn) not in self._configured:
+        if self.synchronous == "full" and id(conn) not in self._writers:
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._writers.add(id(conn))
+
+    def leave_checkpoints_to_intake(self) -> None:
+        """No automatic checkpoint on this thread's connection: the checkpoint thread copies the WAL when the intake
+        is quiet. A commit that crosses SQLite's threshold copies the whole WAL before it returns: on the
+        processing thread, which holds the intake's write lock, that stalled the answers mid-burst for 50-100 ms."""
+        conn = self.connection()
+        if id(conn) not in self._checkpointing_elsewhere:
             conn.execute("PRAGMA wal_autocheckpoint=0")
-            if self.synchronous == "full":
-                conn.execute("PRAGMA synchronous=NORMAL")
-            self._configured.add(id(conn))
+            self._checkpointing_elsewhere.add(id(conn))
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database without blocking writers (the intake writer never checkpoints itself)."""
