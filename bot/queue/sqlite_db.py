@@ -102,10 +102,8 @@ class SqliteDatabase(Database):
         self._lock = threading.Lock()
         self._identity: tuple[int, int] | None = None
         """(device, inode) of the database file when the first connection opened it."""
-        self._writers: set[int] = set()
-        """Connections the intake's committer configured (`prepare_writer`)."""
-        self._checkpointing_elsewhere: set[int] = set()
-        """Connections that never checkpoint automatically (`leave_checkpoints_to_intake`)."""
+        self._pragmas: set[tuple[int, str]] = set()
+        """(connection id, pragma) already set by `_once` (cleared with the connections on close)."""
 
     @classmethod
     def from_url(cls, url: str, *, busy_timeout: float = 5.0) -> SqliteDatabase:
@@ -177,19 +175,21 @@ class SqliteDatabase(Database):
         """The intake's committer connection never checkpoints by itself, and, where commits must be durable,
         leaves the fsync to the committer (`WalFile`)."""
         self.leave_checkpoints_to_intake()
-        conn = self.connection()
-        if self.synchronous == "full" and id(conn) not in self._writers:
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._writers.add(id(conn))
+        if self.synchronous == "full":
+            self._once("synchronous=NORMAL")
 
     def leave_checkpoints_to_intake(self) -> None:
         """No automatic checkpoint on this thread's connection: the checkpoint thread copies the WAL when the intake
         is quiet. A commit that crosses SQLite's threshold copies the whole WAL before it returns: on the
         processing thread, which holds the intake's write lock, that stalled the answers mid-burst for 50-100 ms."""
+        self._once("wal_autocheckpoint=0")
+
+    def _once(self, pragma: str) -> None:
+        """`PRAGMA pragma` on this thread's connection, unless already set there (these calls are on hot paths)."""
         conn = self.connection()
-        if id(conn) not in self._checkpointing_elsewhere:
-            conn.execute("PRAGMA wal_autocheckpoint=0")
-            self._checkpointing_elsewhere.add(id(conn))
+        if (id(conn), pragma) not in self._pragmas:
+            conn.execute(f"PRAGMA {pragma}")
+            self._pragmas.add((id(conn), pragma))
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database without blocking writers (the intake writer never checkpoints itself)."""
@@ -201,4 +201,5 @@ class SqliteDatabase(Database):
             for conn in self._all:
                 conn.close()
             self._all.clear()
+            self._pragmas.clear()  # a new connection may reuse a closed one's id
         self._local = threading.local()
