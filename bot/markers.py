@@ -76,8 +76,7 @@ def opened_by_ai_fix(item: dict[str, Any], bot_login: str) -> bool:
 
     Read from GitHub's own data (author and body), so it works without the local database. Another App's
     bot (renovate[bot]) may copy the marker, but only GitHub can author as `<our slug>[bot]`. `bot_login`
-    is that login, read once from `GET /app`; the webhook's triggers and the jobs on a pull request
-    (`ci`, `rebase`, `scan`) all apply this one rule.
+    is that login, read once from `GET /app`. For a pull request object, `own_pull` adds where its head lives.
     """
     user = item.get("user")
     return (
@@ -86,3 +85,23 @@ def opened_by_ai_fix(item: dict[str, Any], bot_login: str) -> bool:
         and is_login(user, bot_login)
         and find_marker(item.get("body"), PR_KIND) is not None
     )
+
+
+def _full_name(side: Any) -> str:
+    repo = side.get("repo") if isinstance(side, dict) else None
+    return str(repo.get("full_name") or "") if isinstance(repo, dict) else ""
+
+
+def head_in_base(pull: dict[str, Any]) -> bool:
+    """True when a pull request's head branch lives in its base repository (not a fork, not a deleted one)."""
+    head, base = _full_name(pull.get("head")), _full_name(pull.get("base"))
+    return bool(head) and head.casefold() == base.casefold()
+
+
+def own_pull(pull: dict[str, Any], bot_login: str) -> bool:
+    """The one rule for "this pull request is ai-fix's": this App opened it and its head is in the base repository.
+
+    Every look-up applies it (finding the issue's PR, retry, review, CI, rebase, scan): a stranger's PR whose
+    branch is named `ai-fix/<n>-…` and whose body copies the marker is never adopted, and neither is one from a fork.
+    """
+    return opened_by_ai_fix(pull, bot_login) and head_in_base(pull)

@@ -14,7 +14,7 @@ from bot.contract.approach import PLAN_LABEL
 from bot.intake.ci_triggers import ci_trigger
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
-from bot.markers import is_login, opened_by_ai_fix
+from bot.markers import is_login, opened_by_ai_fix, own_pull
 from bot.queue.models import GitHubId, IssueText, Login, RepoName, Trigger
 
 
@@ -224,8 +224,8 @@ def _review(event: Event, bot_login: str) -> Decision:
         # Every review comment belongs to a review (a lone comment gets one of its own); merging on
         # review_id makes one job for a whole review, however many comments it has.
         review_id, comment_id, feedback = comment.get("pull_request_review_id"), comment.get("id"), ""
-    if not opened_by_ai_fix(pull, bot_login):
-        return Ignored("the pull request was not opened by ai-fix")
+    if not own_pull(pull, bot_login):
+        return Ignored("the pull request was not opened by ai-fix from a branch of this repository")
     base = _base(payload)
     if isinstance(base, Ignored):
         return base

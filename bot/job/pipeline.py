@@ -10,8 +10,9 @@ or updates the draft PR with the Handoff section filled.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from bot.checks.models import SetupReport
 from bot.contract.models import TaskContract
@@ -29,6 +30,7 @@ from bot.publish.evidence import not_verified
 from bot.publish.github_out import GitHubOutput
 from bot.publish.handoff import handoff_lines
 from bot.publish.models import Progress
+from bot.queue.models import MAX_ATTEMPTS
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome
 from bot.redact import safe_outgoing
 from bot.snapshot import Snapshot
@@ -120,6 +122,10 @@ class Round:
         return self.checkpoint.state.result
 
     def run(self) -> JobOutcome:
+        with self.failure_shown():
+            return self.story()
+
+    def story(self) -> JobOutcome:
         self.pull.find()
         state = self.checkpoint.state
         if state.result is None:
@@ -146,6 +152,24 @@ class Round:
             state.result = self.execute(contract)
             self.checkpoint.save()
         return self.deliver(state.result)
+
+    @contextlib.contextmanager
+    def failure_shown(self) -> Iterator[None]:
+        """An error on the job's last attempt is said in the progress comment (else it would say "in progress" forever)."""
+        try:
+            yield
+        except JobInterrupted:
+            raise
+        except Exception as exc:
+            if self.ctx.attempt >= MAX_ATTEMPTS:
+                reason = f"failed on all {MAX_ATTEMPTS} attempts; last error: {type(exc).__name__}: {exc}"
+                try:
+                    self.comment.finish(FAILED, reason)
+                except Exception as again:  # noqa: BLE001 - the job's own error is what the worker records
+                    log.error(
+                        "job %s: could not say on the issue that it failed: %s", self.ctx.job_id, type(again).__name__
+                    )
+            raise
 
     def execute(self, contract: TaskContract) -> RunResult:
         ws = self.checkout.open(self.pull.pr, self.pull.first_base)

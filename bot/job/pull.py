@@ -7,18 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from bot.ci.models import CI_RECORD, CiRecord, read_ci_record
-from bot.markers import PROGRESS_KIND, marker, opened_by_ai_fix, replace_hidden_record
+from bot.markers import PROGRESS_KIND, head_in_base, marker, opened_by_ai_fix, replace_hidden_record
 from bot.publish.github_out import GitHubOutput, PullRef, pull_ref
 from bot.publish.models import ROUNDS_RECORD, RoundRecord, read_rounds
 from bot.publish.progress import with_ci_section
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 from bot.vocabulary import SKIPPED
-
-
-def _full_name(side: Any) -> str:
-    repo = side.get("repo") if isinstance(side, dict) else None
-    return str(repo.get("full_name") or "") if isinstance(repo, dict) else ""
 
 
 def refusal(data: dict[str, Any], bot_login: str) -> str:
@@ -28,9 +23,8 @@ def refusal(data: dict[str, Any], bot_login: str) -> str:
         return f"#{number} is not a pull request ai-fix opened"
     if data.get("state") != "open":
         return f"#{number} is closed"
-    head, base = _full_name(data.get("head")), _full_name(data.get("base"))
-    if head and base and head.casefold() != base.casefold():
-        return f"#{number} comes from a fork ({head}): ai-fix never works on forks"
+    if not head_in_base(data):
+        return f"#{number} has its head outside this repository (a fork or a deleted branch): ai-fix never works on it"
     return ""
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from bot.errors import GitHubError
 from bot.github.client import Refused, RepoClient, calling
-from bot.markers import PR_KIND, PROGRESS_KIND, find_marker, marker
+from bot.markers import PR_KIND, PROGRESS_KIND, find_marker, marker, own_pull
 from bot.publish.checkrun import CHECK_NAME, CheckRunOutput
 from bot.redact import RedactionError, safe_outgoing
 from bot.vocabulary import FAILED, HANDED_OFF, UNVERIFIED
@@ -100,13 +100,17 @@ class PullRequests:
         self.client, self.gh, self.redactor = client, client.rest, redactor
         self.owner, self.name = client.owner, client.name
 
+    def _ours(self, data: Mapping[str, Any], issue_number: int) -> bool:
+        """ai-fix's PR for this issue: opened by this App, head in this repository, the issue's marker in its body."""
+        return own_pull(dict(data), self.client.bot_login) and find_marker(data.get("body"), PR_KIND) == issue_number
+
     def find(self, issue_number: int, branch: str) -> PullRef | None:
         """The one PR for this issue: its branch and marker, open first; a closed one is not reused."""
         exact = answer(
             lambda: self.gh.rest.pulls.list(self.owner, self.name, head=f"{self.owner}:{branch}", state="open")
         )
         for data in exact:
-            if find_marker(data.get("body"), PR_KIND) == issue_number:
+            if self._ours(data, issue_number):
                 return pull_ref(data)
         # The title (and so the branch slug) may have changed since the PR was opened.
         prefix = f"ai-fix/{issue_number}-"
@@ -117,16 +121,21 @@ class PullRequests:
 
             pulls = answer(listing)
             for data in pulls:
-                if (data.get("head") or {}).get("ref", "").startswith(prefix) and find_marker(
-                    data.get("body"), PR_KIND
-                ) == issue_number:
+                if (data.get("head") or {}).get("ref", "").startswith(prefix) and self._ours(data, issue_number):
                     return pull_ref(data)
             if len(pulls) < 100:
                 break
         return None
 
     def get(self, number: int) -> PullRef:
-        return pull_ref(self.client.get_pull(number))
+        """A pull request ai-fix opened, by number; any other is refused, never written to."""
+        data = self.client.get_pull(number)
+        if not own_pull(data, self.client.bot_login):
+            raise GitHubError(
+                f"#{number} in {self.owner}/{self.name} is not a pull request ai-fix opened from a branch of this "
+                "repository; ai-fix leaves it alone (start again from the issue)"
+            )
+        return pull_ref(data)
 
     def upsert(
         self, *, issue_number: int, branch: str, base: str, title: str, body: str, existing: PullRef | None
@@ -147,8 +156,8 @@ class PullRequests:
                 pr = self.find(issue_number, branch)
                 if pr is None:
                     raise GitHubError(
-                        f"GitHub says a pull request for {branch} exists but none carries ai-fix's marker for #{issue_number}; "
-                        "close it or delete the branch, then retry"
+                        f"GitHub says a pull request for {branch} exists but none that ai-fix opened carries its marker "
+                        f"for #{issue_number}; close it or delete the branch, then retry"
                     ) from exc
         data = answer(lambda: self.gh.rest.pulls.update(self.owner, self.name, pr.number, title=title, body=body))
         return pull_ref(data)

@@ -197,6 +197,15 @@ def test_review_on_someone_elses_pr_is_ignored():
     assert "not opened by ai-fix" in run("pull_request_review", payload).reason
 
 
+def test_a_review_on_our_bots_pr_from_a_fork_is_ignored():
+    for payload, event in (
+        (review_submitted(), "pull_request_review"),
+        (review_comment(), "pull_request_review_comment"),
+    ):
+        payload["pull_request"]["head"]["repo"]["full_name"] = "mallory/Hello-World"
+        assert "from a branch of this repository" in run(event, payload).reason
+
+
 def test_review_comment_is_a_review_trigger_keyed_by_its_review():
     decision = run("pull_request_review_comment", review_comment(review_id=55, comment_id=66))
     assert isinstance(decision, Triggered)

@@ -73,8 +73,33 @@ def test_already_exists_answer_means_find_and_update(fake: PullsGitHub, out: Git
 
 def test_a_pr_without_our_marker_on_our_branch_is_not_taken_over(fake: PullsGitHub, out: GitHubOutput) -> None:
     out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body="someone else's PR", existing=None)
-    with pytest.raises(GitHubError, match="none carries ai-fix's marker"):
+    with pytest.raises(GitHubError, match="none that ai-fix opened carries its marker"):
         out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body(), existing=None)
+
+
+@pytest.mark.parametrize(
+    ("author", "head_repo"),
+    [("mallory", "mallory/Hello-World"), ("mallory", REPO), ("ai-fix[bot]", "mallory/Hello-World")],
+    ids=["a-strangers-fork", "a-person-on-the-branch", "our-bot-from-a-fork"],
+)
+def test_a_pr_ai_fix_did_not_open_from_this_repository_is_never_adopted(
+    fake: PullsGitHub, out: GitHubOutput, author: str, head_repo: str
+) -> None:
+    """Branch `ai-fix/1-…` and the marker copied into the body: only the author and the head's repository tell."""
+    theirs = fake.add_pull(REPO, 5, body("theirs"), author=author, head_repo=head_repo, head_ref=BRANCH)
+    before = {k: theirs[k] for k in ("title", "body")}
+    assert out.pulls.find(1, BRANCH) is None
+    with pytest.raises(GitHubError, match="not a pull request ai-fix opened"):
+        out.pulls.get(5)
+    if head_repo == REPO:  # GitHub allows one open PR per head branch: opening ours is refused, not redirected
+        with pytest.raises(GitHubError, match="none that ai-fix opened carries its marker"):
+            out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body("ours"), existing=None)
+    else:
+        ours = out.pulls.upsert(issue_number=1, branch=BRANCH, base="main", title="t", body=body("ours"), existing=None)
+        assert ours.number != 5 and fake.pulls[(REPO, ours.number)]["user"]["login"] == fake.bot_login
+    assert {k: theirs[k] for k in ("title", "body")} == before
+    assert [c for c in fake.calls if c.path.endswith("/pulls/5") and c.method != "GET"] == []
+    assert (REPO, 5) not in fake.labels
 
 
 def test_ready_and_back_to_draft_through_graphql_only_when_needed(fake: PullsGitHub, out: GitHubOutput) -> None:

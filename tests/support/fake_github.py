@@ -258,14 +258,31 @@ class FakeGitHub:
         comment["performed_via_github_app"] = self.app_object(app_id)
         return comment
 
-    def add_pull(self, repo: str, number: int, body: str, *, author: str = "ai-fix[bot]") -> dict[str, Any]:
-        """A pull request as the REST API answers `pulls/get` (GitHub's own example, so its schema holds)."""
+    def add_pull(
+        self, repo: str, number: int, body: str, *, author: str = "ai-fix[bot]", head_repo: str = "", head_ref: str = ""
+    ) -> dict[str, Any]:
+        """A pull request as the REST API answers `pulls/get` (GitHub's own example, so its schema holds).
+
+        `author` ending `[bot]` is an App's bot account, any other a person; `head_repo` (default: `repo`) is
+        where its head branch lives, another owner's for a fork; `head_ref` that branch's name."""
         pull = self._example("pulls/get", "200")
+        pull["head"]["ref"] = head_ref or pull["head"]["ref"]
         # GitHub's example team lacks the `type` its own schema requires: no team is requested here.
         pull.update(number=number, body=body, requested_teams=[])
-        pull["user"].update(login=author, type="Bot")
+        pull["user"].update(login=author, type="Bot" if author.endswith("[bot]") else "User")
+        self.place_pull(pull, repo, head_repo or repo)
         self.pulls[(repo, number)] = pull
         return pull
+
+    @staticmethod
+    def place_pull(pull: dict[str, Any], repo: str, head_repo: str) -> None:
+        """Set where a pull request's base and head live (the REST objects' `repo`, `label` and owners)."""
+        for side, name in (("base", repo), ("head", head_repo)):
+            owner, short = name.split("/", 1)
+            pull[side]["repo"].update(full_name=name, name=short)
+            pull[side]["repo"]["owner"]["login"] = owner
+            pull[side]["user"]["login"] = owner
+            pull[side]["label"] = f"{owner}:{pull[side]['ref']}"
 
     def add_review_comment(self, repo: str, number: int, review_id: int, author: str, body: str) -> dict[str, Any]:
         comment = copy.deepcopy(load_payload("pull_request_review_comment/created")["comment"])

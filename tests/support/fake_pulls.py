@@ -108,15 +108,15 @@ class PullsGitHub(FakeGitHub):
         found = [
             p
             for p in self.pulls_of(repo)
-            if (state == "all" or p["state"] == state)
-            and (head is None or f"{repo.split('/')[0]}:{p['head']['ref']}" == head)
+            if (state == "all" or p["state"] == state) and (head is None or p["head"]["label"] == head)
         ]
         return self._page(found, call)
 
     def _create_pull(self, call: Call) -> httpx.Response:
         repo, body = self._repo(call), call.json
-        if any(p["head"]["ref"] == body["head"] and p["state"] == "open" for p in self.pulls_of(repo)):
-            owner = repo.split("/")[0]
+        owner = repo.split("/")[0]
+        label = body["head"] if ":" in body["head"] else f"{owner}:{body['head']}"
+        if any(p["head"]["label"] == label and p["state"] == "open" for p in self.pulls_of(repo)):
             return httpx.Response(
                 422,
                 json={
@@ -153,8 +153,8 @@ class PullsGitHub(FakeGitHub):
             requested_reviewers=[],
             requested_teams=[],
         )
-        pull["head"].update(ref=head, label=f"{repo.split('/')[0]}:{head}")
-        pull["base"]["ref"] = base
+        pull["head"]["ref"], pull["base"]["ref"] = head, base
+        self.place_pull(pull, repo, repo)
         pull["user"].update(login=self.bot_login, type="Bot")
         self.pulls[(repo, number)] = pull
         return pull
