@@ -66,6 +66,16 @@ BaseStatus = Literal[TestStatus, "not_collected", "not_run"]
 CheckStatus = Literal["pass", "fail", "error", "timeout", "killed", "flaky", "not_run"]
 """One contract check's result."""
 
+BEHAVIOUR: Final = "behaviour"
+REGRESSION: Final = "regression"
+REVIEWER: Final = "reviewer"
+
+CriterionKind = Literal["behaviour", "regression", "reviewer"]
+"""What shows an acceptance criterion: `behaviour`, a test that fails on the base commit and passes after the
+change; `regression` (something must keep working), the checks passing with nothing that passed on the base commit
+now failing, skipped or gone; `reviewer` (wording, docs, naming), a person reading the change."""
+CRITERION_KINDS: tuple[CriterionKind, ...] = get_args(CriterionKind)
+
 UNVERIFIED_EVENT: Final = "unverified"
 """The /metrics event label for deliveries whose signature was not checked or failed (not an outcome)."""
 

@@ -37,6 +37,9 @@ _MISSING_MODULE = re.compile(
 _MISSING_NODE_MODULE = re.compile(r"Cannot find module '(?P<what>[^'./][^']*)'")
 _MISSING_LIBRARY = re.compile(r"error while loading shared libraries: (?P<what>[^:\s]+)")
 _NO_TESTS = re.compile(r"^(?:=+ )?no tests ran\b", re.M)
+_INSTALLED_IMPORT = re.compile(r"ImportError: cannot import name '[^']+' from '(?P<pkg>[\w.]+)'")
+_RUNNER_CRASH = re.compile(r"^INTERNALERROR> (?P<line>[\w.]*(?:Error|Exception)\b.*)$", re.M)
+"""pytest's own crash: its last line names the exception that took the runner down."""
 
 PYTEST_NO_TESTS = 5
 
@@ -101,6 +104,15 @@ def environment_error(
     m = _MISSING_LIBRARY.search(output)
     if m:
         return f"missing shared library {m.group('what')}; install it in the sandbox image"
+    for m in _INSTALLED_IMPORT.finditer(output):
+        if m.group("pkg").split(".")[0] not in local_modules:
+            return (
+                f"an installed package lacks what the tests import ({m.group(0)}); install the version the project "
+                "needs in a setup command"
+            )
+    crashes = [m.group("line").strip() for m in _RUNNER_CRASH.finditer(output)]
+    if crashes:
+        return f"the test runner itself crashed ({crashes[-1][:200]}); a plugin or the runner's version does not fit"
     return ""
 
 

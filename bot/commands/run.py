@@ -56,7 +56,7 @@ def task_markdown(args: argparse.Namespace) -> str:
 
 def describe_contract(contract: TaskContract) -> list[str]:
     lines = [f"contract: {contract.title} [{contract.status}]", f"  goal: {contract.goal}"]
-    lines += [f"  criterion ({c.origin}): {c.text}" for c in contract.acceptance_criteria]
+    lines += [f"  criterion ({c.origin} · {c.kind}): {c.text}" for c in contract.acceptance_criteria]
     lines += [f"  check {c.name}: {c.run}" for c in contract.checks]
     lines += [f"  setup ({contract.setup_origin}): {command}" for command in contract.setup]
     lines.append(f"  scope: allow {', '.join(contract.scope.allow)}; deny {', '.join(contract.scope.deny)}")
@@ -235,7 +235,7 @@ def plan_only(
         )
         path = plan_path(settings.work_dir, repo, local.files.commit, markdown)
         save_plan(path, plan)
-        (out / "plan.json").write_text(redact(plan.model_dump_json(indent=1), local.secrets) + "\n")
+        (out / "plan.json").write_text(redact_json(plan.model_dump(mode="json"), local.secrets, indent=1) + "\n")
         say(f"plan kept in {path} (and {out / 'plan.json'}); run approach N with the same command and --approach N")
     return result
 

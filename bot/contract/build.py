@@ -11,10 +11,11 @@ from typing import Literal
 
 from bot.contract.approach import PLAN_LABEL, Approval
 from bot.contract.config import CONFIG_PATH, RepoConfig, parse_config
+from bot.contract.criteria import criterion_kind
 from bot.contract.detect import Root, detect_checks
 from bot.contract.evidence import find_evidence
 from bot.contract.files import RepoFiles
-from bot.contract.kind import for_reviewer, task_kind
+from bot.contract.kind import task_kind
 from bot.contract.models import (
     Budget,
     Check,
@@ -32,7 +33,7 @@ from bot.contract.sections import HEADINGS, IssueSections, parse_sections
 from bot.contract.setup import detect_setup
 from bot.errors import ConfigError
 from bot.snapshot import WRITE_PERMISSIONS, Comment, Snapshot
-from bot.vocabulary import NEEDS_CLARIFICATION
+from bot.vocabulary import BEHAVIOUR, NEEDS_CLARIFICATION, REGRESSION
 
 CONVENTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
 MAX_CONVENTION_CHARS = 20_000
@@ -242,13 +243,13 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
     evidence = find_evidence(issue_text)
     kind, b.sources["kind"] = task_kind(snapshot.labels, kind_section, evidence, f"{title}\n{issue_text}")
     feedback = b.feedback()
-    criteria = [Criterion(text=t, origin="stated") for t in stated]
-    criteria += [Criterion(text=f, origin="review", for_reviewer=for_reviewer(f)) for f in feedback]
+    criteria = [Criterion(text=t, origin="stated", kind=criterion_kind(t)) for t in stated]
+    criteria += [Criterion(text=f, origin="review", kind=criterion_kind(f)) for f in feedback]
     if evidence:
-        criteria.append(Criterion(text=REPRO_CRITERION, origin="derived", rule="reproduction"))
+        criteria.append(Criterion(text=REPRO_CRITERION, origin="derived", kind=BEHAVIOUR))
     if checks:
         names = ", ".join(c.name for c in checks)
-        criteria.append(Criterion(text=f"The checks pass: {names}.", origin="derived", rule="checks"))
+        criteria.append(Criterion(text=f"The checks pass: {names}.", origin="derived", kind=REGRESSION))
 
     missing: list[str] = []
     if not stated and not evidence:

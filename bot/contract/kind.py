@@ -1,4 +1,4 @@
-"""What kind of task an issue is, and which reviewer requests no test can show. Pure functions over sanitised text.
+"""What kind of task an issue is (a bug or a feature). Pure functions over sanitised text.
 
 The kind decides one rule of the evidence: a test that cannot even be collected before the change
 (it imports a name that does not exist yet) shows new behaviour, never that a bug was fixed.
@@ -21,17 +21,6 @@ _DEFECT_TEXT = re.compile(
 )
 DEFECT_EVIDENCE = (TRACEBACK, ERROR_MESSAGE, FAILING_COMMAND, EXPECTED_ACTUAL)
 
-_NOT_BEHAVIOUR = re.compile(
-    r"\b(typos?|wording|reword|rephrase|renam\w*|naming|names?|docs?|documentation|docstrings?|comments?|readme"
-    r"|spelling|grammar|format\w*|style|changelog|sentence|phrasing|indent\w*|whitespace)\b",
-    re.I,
-)
-_BEHAVIOUR = re.compile(
-    r"\b(handles?|handling|raises?|crash\w*|fails?|failing|errors?|bugs?|supports?|accepts?|rejects?|validat\w*"
-    r"|negative|edge cases?|empty|null|zero|overflow|behaviou?r|must return|should return|wrong)\b",
-    re.I,
-)
-
 
 def task_kind(labels: Sequence[str], section: str, evidence: Sequence[str], text: str) -> tuple[TaskKind, str]:
     """(kind, where it came from): the labels first, then a `## Kind` section, then what the issue shows."""
@@ -48,8 +37,3 @@ def task_kind(labels: Sequence[str], section: str, evidence: Sequence[str], text
     if any(kind in DEFECT_EVIDENCE for kind in evidence) or _DEFECT_TEXT.search(text):
         return "bug", "the issue describes a defect"
     return "feature", "the issue asks for behaviour and shows no defect"
-
-
-def for_reviewer(request: str) -> bool:
-    """True for a request no test can show (wording, docs, naming) and nothing about behaviour."""
-    return bool(_NOT_BEHAVIOUR.search(request)) and not _BEHAVIOUR.search(request)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from bot.contract.approach import Approval, ApprovedApproach
-from bot.vocabulary import ContractReadiness, RunKind
+from bot.vocabulary import BEHAVIOUR, REGRESSION, REVIEWER, ContractReadiness, CriterionKind, RunKind
 
 ALWAYS_DENIED: tuple[str, ...] = (
     ".git/**",
@@ -29,14 +29,25 @@ IGNORE_FILES: tuple[str, ...] = ("**/.gitignore",)
 TaskKind = Literal["bug", "feature"]
 
 
+def stored_kind(data: Any) -> Any:
+    """A criterion stored before kinds existed (a job in flight across an upgrade) keeps what showed it."""
+    if isinstance(data, dict) and "kind" not in data:
+        if data.get("for_reviewer"):
+            return {**data, "kind": REVIEWER}
+        if data.get("rule") == "checks":
+            return {**data, "kind": REGRESSION}
+    return data
+
+
 class Criterion(BaseModel):
     text: str
     origin: Literal["stated", "derived", "review"]
     """`stated` when it came from the issue, `derived` when ai-fix added it, `review` from a reviewer's request."""
-    for_reviewer: bool = False
-    """A request no test can show (wording, docs, naming): listed for the reviewer, never needs a test."""
-    rule: Literal["reproduction", "checks"] | None = None
-    """For a derived criterion, what shows it: a test reproducing the report, or every check passing."""
+    kind: CriterionKind = BEHAVIOUR
+    """What shows it (`bot.contract.criteria` reads it from the words): a test failing on the base commit and passing
+    after the change, the checks with nothing that passed on the base commit broken, or the reviewer."""
+
+    _from_earlier_fields = model_validator(mode="before")(stored_kind)
 
 
 class Scope(BaseModel):

@@ -34,13 +34,28 @@ def _checks_table(checks: list[Check]) -> str:
     return "\n".join(["| check | command | timeout | from |", "|---|---|---|---|", *rows])
 
 
+KIND_LEGEND = (
+    "_behaviour_: shown by a test that fails on the base commit and passes after the change; _regression_: by the "
+    "checks, with nothing that passed on the base commit failing, skipped or gone; _reviewer_: for a person to judge."
+)
+"""What each criterion kind needs, said under every list of criteria a person reads."""
+
+
+def criterion_label(origin: str, kind: str) -> str:
+    """Where a criterion came from and what shows it, after its text: `_(stated · behaviour)_`."""
+    return f"_({origin} · {kind})_"
+
+
 def render_contract_comment(contract: TaskContract) -> str:
     """The "what I am going to do" comment posted before work starts (status ready)."""
     c = contract
     b = c.budget
     out = ["#### ai-fix: what I am going to do", "", "**Goal**", "", inert_quote(c.goal), ""]
     out += ["**Acceptance criteria**", ""]
-    out += [f"- [ ] {inert_line(a.text)} _({a.origin})_" for a in c.acceptance_criteria] or ["- (none)"]
+    out += [f"- [ ] {inert_line(a.text)} {criterion_label(a.origin, a.kind)}" for a in c.acceptance_criteria] or [
+        "- (none)"
+    ]
+    out += ["", KIND_LEGEND] if c.acceptance_criteria else []
     for title, items in (
         ("Non-goals", c.non_goals),
         ("Constraints", c.constraints),

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.model.base import ModelRequest, ModelResponse, ToolCall
+from bot.vocabulary import BEHAVIOUR
 
 EDITOR = "str_replace_based_edit_tool"
 NOOP_FILE = "AI-FIX-NOOP.md"
@@ -95,7 +96,7 @@ class Oracle(Policy):
         stated = [
             c.get("text", "")
             for c in contract_in(request).get("acceptance_criteria", [])
-            if c.get("origin") != "derived" and not c.get("for_reviewer")
+            if c.get("origin") != "derived" and c.get("kind") == BEHAVIOUR
         ]
         tests = self.fail_to_pass
         return [{"criterion": text, "test": tests[i % len(tests)]} for i, text in enumerate(stated) if tests]

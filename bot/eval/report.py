@@ -87,9 +87,14 @@ def task_row(r: TaskRecord) -> str:
     f2p = f"{sum(s == 'pass' for s in h.fail_to_pass.values())}/{len(h.fail_to_pass)}" if h else "—"
     p2p = f"{sum(s == 'pass' for s in h.pass_to_pass.values())}/{len(h.pass_to_pass)}" if h else "—"
     outcome = r.outcome or f"error: {r.error}"
+    notes = []
+    if h and h.failing_on_base:
+        notes.append("failing on the base commit: " + ", ".join(f"`{t}`" for t in h.failing_on_base))
+    if h and h.unmatched:
+        notes.append("unmatched: " + ", ".join(f"`{t}`" for t in h.unmatched))
     return (
         f"| `{r.instance_id}` | `{r.variant}` | **{r.klass}** | {outcome} | {f2p} | {p2p} | {r.steps} | {r.rounds} "
-        f"| {money(r.usd)} | {r.wall_s:.1f} s |"
+        f"| {money(r.usd)} | {r.wall_s:.1f} s | {'; '.join(notes) or '—'} |"
     )
 
 
@@ -113,14 +118,17 @@ def markdown(
         "**automatic** (accepted, every hidden test passes), **partial** (not accepted; the branch passes the hidden "
         "tests or some of FAIL_TO_PASS), **refused** (not accepted, nothing of FAIL_TO_PASS passes). Rates are "
         "k/n with their 95 % Wilson interval; resolved = every hidden test passes, whatever ai-fix said; takeover = "
-        "unverified, handed off or needing clarification; rounds = check rounds (run_checks and finish).",
+        "unverified, handed off or needing clarification; rounds = check rounds (run_checks and finish). Hidden "
+        "tests apart: PASS_TO_PASS tests that fail on the base commit in the same environment (not counted against "
+        "the change) and published ids that name no test in either run (unmatched, never counted as failing).",
     ]
     lines += summary_tables(summaries, tables)
     lines += ["", f"![Classes per variant]({CHART})", "", "## Runs", ""]
     lines.append(
-        "| task | variant | class | ai-fix outcome | FAIL_TO_PASS | PASS_TO_PASS | steps | rounds | cost | wall |"
+        "| task | variant | class | ai-fix outcome | FAIL_TO_PASS | PASS_TO_PASS | steps | rounds | cost | wall "
+        "| hidden tests apart |"
     )
-    lines.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+    lines.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|---|")
     lines += [task_row(r) for r in records]
     return "\n".join(lines) + "\n"
 

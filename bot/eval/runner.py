@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from bot.contract.models import TaskContract
 from bot.errors import ConfigError
 from bot.eval.classify import classify
-from bot.eval.hidden import OpenSandbox, run_hidden
+from bot.eval.hidden import HiddenRun, OpenSandbox, hidden_lines, judge_hidden, run_hidden
 from bot.eval.models import TaskRecord, Tokens
 from bot.eval.progress import Progress
 from bot.eval.repos import Source, clone_for_run, prepare
@@ -88,6 +89,7 @@ class Eval:
                 "or choose another --out"
             )
         self._sources: dict[str, Source] = {}
+        self._on_base: dict[str, HiddenRun] = {}
         self._locks = {t.instance_id: threading.Lock() for t in self.tasks}
 
     def folder(self, task: EvalTask, variant: Variant) -> Path:
@@ -138,6 +140,24 @@ class Eval:
                 )
             return self._sources[task.instance_id]
 
+    def hidden_on_base(
+        self, task: EvalTask, clone: Path, start: str, source: Source, contract: TaskContract
+    ) -> HiddenRun:
+        """The hidden tests on the task's base commit, run once per task (every variant shares the base)."""
+        with self._locks[task.instance_id]:
+            if task.instance_id not in self._on_base:
+                self._on_base[task.instance_id] = run_hidden(
+                    task,
+                    repo=clone,
+                    head=start,
+                    base=start,
+                    test_patch=source.test_patch,
+                    contract=contract,
+                    open_sandbox=self.kit.open_sandbox,
+                    work=self.kit.scratch,
+                )
+            return self._on_base[task.instance_id]
+
     def run_one(self, task: EvalTask, variant: Variant) -> TaskRecord:
         folder = self.folder(task, variant)
         if folder.exists():
@@ -166,7 +186,8 @@ class Eval:
         began = time.monotonic()
         result = self.kit.run(RunRequest(task, variant, source, clone, folder, log))
         wall = time.monotonic() - began
-        hidden, text = run_hidden(
+        on_base = self.hidden_on_base(task, clone, start, source, result.contract)
+        after = run_hidden(
             task,
             repo=clone,
             head=result.head_sha or start,
@@ -176,7 +197,8 @@ class Eval:
             open_sandbox=self.kit.open_sandbox,
             work=self.kit.scratch,
         )
-        (folder / "hidden.log").write_text(text)
+        hidden = judge_hidden(task, after, on_base)
+        (folder / "hidden.log").write_text("\n".join([after.log, *hidden_lines(hidden), "", on_base.log]))
         c = result.cost
         return base.model_copy(
             update={

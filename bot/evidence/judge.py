@@ -14,11 +14,14 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
-from bot.checks.models import CheckRun, TestCase
+from bot.checks.models import CheckResult, CheckRun, TestCase
 from bot.checks.selection import runs_tests
+from bot.context.subjects import is_test_path
 from bot.contract.globs import glob_match
 from bot.contract.models import Criterion, TaskContract
+from bot.evidence.failures import new_failures, old_failures, short
 from bot.evidence.markers import added_markers
 from bot.evidence.models import (
     CriterionEvidence,
@@ -29,8 +32,9 @@ from bot.evidence.models import (
     ReproStatus,
     ReproTest,
 )
+from bot.evidence.renames import renamed_tests
 from bot.markdown import first_line
-from bot.vocabulary import SKIPPED, BaseStatus
+from bot.vocabulary import BEHAVIOUR, SKIPPED, BaseStatus
 
 FAILED = ("fail", "error")
 RAN = ("pass", "fail", "error")
@@ -63,14 +67,6 @@ def _tests(run: CheckRun | None, checks: set[str]) -> Tests:
     return {t.id: (r.name, t) for r in (run.results if run else []) if r.name in checks for t in r.tests}
 
 
-def short(message: str) -> str:
-    """How a test failed, in one line: pytest's `E ` line with the exception, else the last line of the text."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    errors = [line.removeprefix("E").strip() for line in lines if line.startswith("E ")]
-    exception = next((e for e in errors if re.match(r"^[\w.]*(?:Error|Exception|Exit)\b", e)), None)
-    return exception or (errors[0] if errors else lines[-1] if lines else "")
-
-
 def _module_level(test_id: str) -> bool:
     return "::" not in test_id
 
@@ -84,7 +80,7 @@ def judge(o: Observed) -> Evidence:
     regressions: list[Regression] = []
     for test_id, (check, t) in after.items():
         if t.file in changed:
-            r = _laid_over(test_id, check, t, over)
+            r = _laid_over(test_id, check, t, over, o.laid_over)
             candidates.append(r)
             if t.status == "pass" and r.base in FAILED:
                 shown.append(r)
@@ -105,21 +101,23 @@ def judge(o: Observed) -> Evidence:
                 ReproTest(id=test_id, check=check, base=b[1].status, after="pass", message=short(b[1].message))
             )
     shown += _whole_checks(o, checks, regressions)
-    regressions += _gone(base, after, o.after)
+    regressions += _gone(base, after, o.after, o.diff)
     regressions = [r for r in regressions if not _allowed(r, o)]
     status = _status(shown, candidates)
     counts = status == "verified" or (status == "not_collected_on_base" and o.contract.kind == "feature")
-    by = [r.id for r in shown] if shown else [r.id for r in candidates if r.base == "not_collected" and counts]
+    proof = shown or [r for r in candidates if r.base == "not_collected" and counts]
+    seen = Seen(proof if counts else [], status, regressions, new_failures(o.base, o.after))
     return Evidence(
         base_sha=o.base.commit,
         reproduction=Reproduction(status=status, tests=shown or candidates),
-        criteria=_criteria(o, by if counts else [], status),
+        criteria=[_criterion(o, c, seen) for c in o.contract.acceptance_criteria],
         regressions=regressions,
         markers=added_markers(o.diff),
+        old_failures=old_failures(o.base, o.after),
     )
 
 
-def _laid_over(test_id: str, check: str, t: TestCase, over: Tests) -> ReproTest:
+def _laid_over(test_id: str, check: str, t: TestCase, over: Tests, run: CheckRun | None) -> ReproTest:
     """A test of the change's own test files, as it did on the base code."""
     found = over.get(test_id)
     if found:
@@ -141,7 +139,19 @@ def _laid_over(test_id: str, check: str, t: TestCase, over: Tests) -> ReproTest:
             message=short(module[1].message),
             laid_over=True,
         )
+    crash = _crash(run.result(check) if run else None)
+    if crash:  # the bug takes the test runner down on the base code: the test reproduces it
+        return ReproTest(id=test_id, check=check, base="error", after=t.status, message=crash, laid_over=True)
     return ReproTest(id=test_id, check=check, base="not_run", after=t.status, laid_over=True)
+
+
+def _crash(result: CheckResult | None) -> str:
+    """The line saying the test runner itself crashed, for a run that reported no tests and imported its files."""
+    if result is None or result.tests or result.status not in FAILED or _IMPORT_FAILED.search(result.output):
+        return ""
+    lines = [m.group(0).strip() for m in _CRASHED.finditer(result.output)]
+    said = [line for line in lines if re.search(r"(?:Error|Exception)\b", line)]
+    return (said or lines or [""])[-1][:300]
 
 
 def _whole_checks(o: Observed, checks: set[str], regressions: list[Regression]) -> list[ReproTest]:
@@ -176,13 +186,15 @@ def _check_shown(name: str, status: str, message: str, *, laid_over: bool) -> Re
     return ReproTest(id=name, check=name, base=base, after="pass", message=message, laid_over=laid_over)
 
 
-def _gone(base: Tests, after: Tests, run: CheckRun) -> list[Regression]:
-    """Tests that ran on the base commit and no longer run (deleted, renamed away) or are skipped now."""
+def _gone(base: Tests, after: Tests, run: CheckRun, diff: str) -> list[Regression]:
+    """Tests that ran on the base commit and no longer run (deleted, renamed away) or are skipped now; a test the
+    diff renames with its body kept is not gone when it runs under its new name."""
     out = []
+    renamed = renamed_tests(diff)
     for test_id, (check, b) in base.items():
         if b.status not in RAN or _module_level(test_id):
             continue
-        a = after.get(test_id)
+        a = after.get(test_id) or after.get(_new_name(test_id, renamed))
         reported = run.result(check)
         if a is None and reported is not None and reported.tests:
             why = "it ran on the base commit and no longer runs (deleted or renamed away)"
@@ -191,6 +203,15 @@ def _gone(base: Tests, after: Tests, run: CheckRun) -> list[Regression]:
             why = "it ran on the base commit and is skipped now (a skip or xfail marker)"
             out.append(Regression(test=test_id, check=check, base=b.status, after=SKIPPED, why=why))
     return out
+
+
+def _new_name(test_id: str, renamed: dict[tuple[str, str], str]) -> str:
+    """The id a test has after the diff renamed its function (`file::Class::old[p]` → `file::Class::new[p]`)."""
+    file, _, rest = test_id.partition("::")
+    *outer, last = rest.split("::")
+    name, bracket, params = last.partition("[")
+    new = renamed.get((file, name))
+    return "::".join([file, *outer, new + bracket + params]) if new else ""
 
 
 def _allowed(r: Regression, o: Observed) -> bool:
@@ -214,47 +235,101 @@ def _status(shown: list[ReproTest], candidates: list[ReproTest]) -> ReproStatus:
     return "missing"
 
 
-def _criteria(o: Observed, shown: list[str], status: ReproStatus) -> list[CriterionEvidence]:
-    needing = [c for c in o.contract.acceptance_criteria if c.rule is None and not c.for_reviewer]
-    out = []
-    for c in o.contract.acceptance_criteria:
-        e = CriterionEvidence(text=c.text, origin=c.origin, for_reviewer=c.for_reviewer)
-        if c.for_reviewer:
+@dataclass(frozen=True)
+class Seen:
+    """What the judge found, which each criterion is held to."""
+
+    proof: list[ReproTest]
+    """The tests that fail on the base commit and pass after the change (or show new behaviour, for a feature)."""
+    status: ReproStatus
+    weakened: list[Regression]
+    broken: list[CheckResult]
+    """Checks failing after the change with something the base commit did not fail with."""
+
+
+def _criterion(o: Observed, c: Criterion, seen: Seen) -> CriterionEvidence:
+    e = CriterionEvidence(text=c.text, origin=c.origin, kind=c.kind)
+    claims = [m.test for m in o.mapping if _same_criterion(m.criterion, c.text)]
+    match c.kind:
+        case "reviewer":
             e.note = "for the reviewer: wording, docs or naming, which no test can show"
-        elif c.rule == "reproduction":
-            e.verified, e.by = bool(shown), shown
-            e.note = "a test fails on the base commit and passes after the change" if shown else _missing(status)
-        elif c.rule == "checks":
-            ran = [r for r in o.after.results if r.status != "not_run"]
-            e.verified = bool(ran) and all(r.status == "pass" for r in ran)
-            e.by = [r.name for r in ran if r.status == "pass"]
-            skipped = [r.name for r in o.after.results if r.status == "not_run"]
-            e.note = "every check that could run passes" + (f"; not run: {', '.join(skipped)}" if skipped else "")
-        else:
-            _mapped(e, c, o.mapping, shown, only=len(needing) == 1, status=status)
-        out.append(e)
-    return out
+        case "regression":
+            _regression(e, o, claims, named_tests(c.text), seen)
+        case "behaviour" if c.origin == "derived":
+            e.verified, e.by = bool(seen.proof), [t.id for t in seen.proof]
+            e.note = (
+                "a test fails on the base commit and passes after the change" if seen.proof else _missing(seen.status)
+            )
+            e.needs = "" if seen.proof else REPRODUCE
+        case "behaviour":
+            only = sum(1 for x in o.contract.acceptance_criteria if x.kind == BEHAVIOUR and x.origin != "derived") == 1
+            _behaviour(e, claims, named_tests(c.text), seen, only=only)
+        case _:
+            assert_never(c.kind)
+    return e
 
 
-def _mapped(
-    e: CriterionEvidence,
-    c: Criterion,
-    mapping: Sequence[CriterionMapping],
-    shown: list[str],
-    *,
-    only: bool,
-    status: ReproStatus,
-) -> None:
-    claims = [m.test for m in mapping if _same_criterion(m.criterion, c.text)]
-    confirmed = [t for claim in claims for t in shown if _same_test(claim, t)]
+def _behaviour(e: CriterionEvidence, claims: list[str], named: list[str], seen: Seen, *, only: bool) -> None:
+    """Shown by a test that fails on the base commit and passes after: the one `finish` maps to it (a test, or a
+    check whose tests include one), one the criterion names itself, or the reproduction when it is the only one."""
+    confirmed = sorted({t.id for claim in claims for t in seen.proof if _same_test(claim, t)})
+    by_name = sorted({t.id for name in named for t in seen.proof if _same_test(name, t)})
     if confirmed:
-        e.verified, e.by, e.note = True, sorted(set(confirmed)), "mapped by finish and confirmed by the harness"
+        e.verified, e.by, e.note = True, confirmed, "mapped by finish and confirmed by the harness"
+    elif by_name:
+        e.verified, e.by, e.note = True, by_name, "named in the criterion, confirmed by the harness"
     elif claims:
         e.note = f"finish named {', '.join(claims)}, which did not fail on the base commit and pass after the change"
-    elif only and shown:
-        e.verified, e.by, e.note = True, shown, "the only criterion a test must show; shown by the reproduction"
+        e.needs = f"{REPRODUCE}, and name it in finish's `criteria`"
+    elif only and seen.proof:
+        e.verified, e.by = True, [t.id for t in seen.proof]
+        e.note = "the only criterion a test must show; shown by the reproduction"
+    elif seen.proof:
+        e.note = "no test was named for it: map it in finish's `criteria`"
+        e.needs = "name the test that shows it in finish's `criteria`"
     else:
-        e.note = _missing(status) if not shown else "no test was named for it: map it in finish's `criteria`"
+        e.note, e.needs = _missing(seen.status), REPRODUCE
+
+
+def _regression(e: CriterionEvidence, o: Observed, claims: list[str], named: list[str], seen: Seen) -> None:
+    """Shown by the checks (the ones `finish` names for it, else all) passing, or failing only with what already
+    failed on the base commit, with no test weakened, and by a test run from each test file it names."""
+    asked = [claim for claim in claims if o.after.result(claim) is not None]
+    pool = [r for r in o.after.results if not asked or r.name in asked]
+    ran = [r for r in pool if r.status != "not_run"]
+    idle = [r.name for r in pool if r.status == "not_run"]
+    broken = [r.name for r in seen.broken if r.name in {p.name for p in pool}]
+    unseen = [f for f in named if not any(_same_test(f, t) and t.status == "pass" for r in ran for t in r.tests)]
+    if broken:
+        e.note = f"{', '.join(broken)} fail{'s' if len(broken) == 1 else ''} with something that passed on the base commit or did not exist there"
+        e.needs = f"make {', '.join(broken)} pass again without weakening a test"
+    elif seen.weakened:
+        e.note = "tests that ran on the base commit were weakened: " + ", ".join(r.test for r in seen.weakened)
+        e.needs = "restore the weakened tests"
+    elif not ran or (asked and idle):
+        e.note = f"check {', '.join(idle)} did not run" if idle else "no check could run"
+        e.needs = e.note
+    elif unseen:
+        e.note = f"no test of {', '.join(unseen)} passed after the change"
+        e.needs = f"run the checks that hold {', '.join(unseen)}"
+    else:
+        e.verified, e.by = True, [r.name for r in ran]
+        old = sorted({f.check for f in old_failures(o.base, o.after)} & set(e.by))
+        e.note = (
+            "every check that could run passes"
+            + (f" but for failures the base commit already had ({', '.join(old)})" if old else "")
+            + (f"; not run: {', '.join(idle)}" if idle else "")
+        )
+
+
+def named_tests(text: str) -> list[str]:
+    """The tests and test files a criterion names (`tests/test_calc.py`, `tests/test_calc.py::test_add`)."""
+    found = []
+    for token in _PATH.findall(text):
+        path = token.split("::", 1)[0]
+        if is_test_path(path) and token not in found:
+            found.append(token)
+    return found
 
 
 def _same_criterion(claim: str, text: str) -> bool:
@@ -262,8 +337,17 @@ def _same_criterion(claim: str, text: str) -> bool:
     return bool(a) and (a == b or (len(a) >= 10 and b.startswith(a)))
 
 
-def _same_test(claim: str, test_id: str) -> bool:
-    return claim == test_id or test_id.endswith(f"::{claim}") or test_id.split("::", 1)[0] == claim
+def _same_test(claim: str, test: ReproTest | TestCase) -> bool:
+    """A claim names this test: its id, its name after `::`, its file, or (for a reproduction) its check."""
+    test_id = test.id
+    check = test.check if isinstance(test, ReproTest) else ""
+    return claim in (test_id, check) or test_id.endswith(f"::{claim}") or test_id.split("::", 1)[0] == claim
+
+
+REPRODUCE = "add a test that fails on the base commit and passes after the change"
+_CRASHED = re.compile(r"^INTERNALERROR>.*\S.*$|^Fatal Python error:.*$|^.*Segmentation fault.*$", re.M)
+_IMPORT_FAILED = re.compile(r"ImportError while importing test module|^E\s+(?:ModuleNotFoundError|ImportError):", re.M)
+_PATH = re.compile(r"[\w./-]+\.\w+(?:::[\w.\[\]-]+)*")
 
 
 def _missing(status: ReproStatus) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from bot.contract.models import Criterion
-from bot.vocabulary import BaseStatus
+from bot.contract.models import Criterion, stored_kind
+from bot.vocabulary import BEHAVIOUR, REVIEWER, BaseStatus, CriterionKind
 
 ReproStatus = Literal["verified", "missing", "passes_on_base", "fails_after", "not_collected_on_base"]
 
@@ -33,13 +33,21 @@ class Reproduction(BaseModel):
 class CriterionEvidence(BaseModel):
     text: str
     origin: Literal["stated", "derived", "review"]
+    kind: CriterionKind = BEHAVIOUR
+    """`reviewer` (wording, docs or naming) is for a person to judge: it never makes a run unverified."""
     verified: bool = False
     by: list[str] = Field(default_factory=list)
     """The tests or checks that show it."""
     note: str = ""
     """How it was shown, or what is missing."""
-    for_reviewer: bool = False
-    """Wording, docs or naming: for the reviewer to judge; it never makes a run unverified."""
+    needs: str = ""
+    """When it is not shown: the one thing that would show it, said so the model (and a person) can act on it."""
+
+    _from_earlier_fields = model_validator(mode="before")(stored_kind)
+
+    @property
+    def for_reviewer(self) -> bool:
+        return self.kind == REVIEWER
 
 
 class Regression(BaseModel):
@@ -58,6 +66,17 @@ class AddedMarker(BaseModel):
     test: str = ""
 
 
+class OldFailure(BaseModel):
+    """A test (or a check without single tests) that failed on the base commit and still fails: not the change's."""
+
+    test: str
+    check: str
+    base: str = ""
+    """How it failed on the base commit, in one line."""
+    after: str = ""
+    """How it fails after the change."""
+
+
 class CriterionMapping(BaseModel):
     """What `finish` claims: this criterion is shown by this test (or check)."""
 
@@ -73,6 +92,8 @@ class Evidence(BaseModel):
     regressions: list[Regression] = Field(default_factory=list)
     markers: list[AddedMarker] = Field(default_factory=list)
     """skip/xfail markers the change adds, by file, line and test."""
+    old_failures: list[OldFailure] = Field(default_factory=list)
+    """What already failed on the evidence base and still fails: a known risk, never counted against the change."""
 
     @property
     def verified(self) -> bool:
@@ -85,8 +106,4 @@ class Evidence(BaseModel):
     @classmethod
     def not_taken(cls, criteria: list[Criterion], why: str) -> Evidence:
         """The evidence of a run that never reached a verified finish: every criterion open, with the reason."""
-        return cls(
-            criteria=[
-                CriterionEvidence(text=c.text, origin=c.origin, note=why, for_reviewer=c.for_reviewer) for c in criteria
-            ]
-        )
+        return cls(criteria=[CriterionEvidence(text=c.text, origin=c.origin, kind=c.kind, note=why) for c in criteria])

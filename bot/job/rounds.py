@@ -12,11 +12,13 @@ from bot.snapshot import Snapshot
 
 
 def ready_for_review(result: RunResult) -> bool:
-    """Every contract check passed after the change and the diff is inside scope and limits (recorded data only)."""
+    """Every contract check passed after the change (or failed only with what the base commit already failed with,
+    as the evidence records) and the diff is inside scope and limits (recorded data only)."""
     contract, final = result.contract, result.final
     if not result.accepted or final is None or not contract.checks:
         return False
-    if any((r := final.result(c.name)) is None or r.status != "pass" for c in contract.checks):
+    old = {f.check for f in result.evidence.old_failures}
+    if any((r := final.result(c.name)) is None or (r.status != "pass" and r.name not in old) for c in contract.checks):
         return False
     budget = contract.budget
     if len(result.diff.files) > budget.max_files_changed or result.diff.lines > budget.max_lines_changed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from bot.contract.approach import EstimateCheck
+from bot.evidence.failures import new_failures
 from bot.evidence.models import Evidence
 from bot.loop.accounting import run_cost
 from bot.loop.budget import time_left
@@ -52,7 +53,9 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
     evidence = state.finish.evidence or Evidence.not_taken(
         h.contract.acceptance_criteria, "the run ended before a verified finish"
     )
-    failed = state.finish.final.failing() if state.finish.final else []
+    final, base = state.finish.final, state.checks.evidence_base_run or state.checks.baseline
+    # What already failed on the base commit is a known risk of an accepted change, not work left undone.
+    failed = (new_failures(base, final) if end.outcome == ACCEPTED else final.failing()) if final else []
     not_done = [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failed]
     result = RunResult(
         outcome=end.outcome,

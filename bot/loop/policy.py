@@ -1,6 +1,7 @@
 """The progress policy, pure: from the checks' results and what was good before, what the harness does next.
 
-- keep: a check newly passes and none regressed (and the model's expectation held): a checkpoint.
+- keep: a check newly passes, or fails with fewer of its failing tests, and none got worse (and the model's
+  expectation held): a checkpoint.
 - continue: nothing failed, or a failure not yet seen `max_retries` times in a row.
 - narrow: the same failure `max_retries` times: roll back to the last good checkpoint, narrow the scope.
 - hand_off: the same again after narrowing.
@@ -13,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.checks.models import CheckRun
+from bot.checks.models import CheckResult, CheckRun
+from bot.evidence.failures import FAILING, failing_tests
 from bot.loop.records import Expectation
 from bot.markdown import first_line
 
@@ -52,18 +54,36 @@ def expectation_met(expect: str, run: CheckRun) -> Expectation:
     return Expectation(expect=expect, met=passed != wants_fail, actual=actual)
 
 
+def better(now: CheckResult, then: CheckResult | None) -> bool:
+    """A check newly passes, or fails with fewer of the tests it failed with and no other."""
+    if now.status == "pass":
+        return then is None or then.status != "pass"
+    if then is None or not (now.tests and then.tests) or now.status not in FAILING or then.status not in FAILING:
+        return False
+    return set(failing_tests(now)) < set(failing_tests(then))
+
+
+def worse(now: CheckResult, then: CheckResult | None) -> bool:
+    """A check that passed fails now, or fails with a test it did not fail with."""
+    if now.status == "pass" or then is None:
+        return False
+    if then.status == "pass":
+        return True
+    return bool(now.tests and then.tests) and not set(failing_tests(now)) <= set(failing_tests(then))
+
+
 def judge(
     run: CheckRun,
     expectation: Expectation | None,
     *,
-    good: Mapping[str, str],
+    good: Mapping[str, CheckResult],
     failures: Mapping[str, int],
     max_retries: int,
     narrowed: bool,
 ) -> Judgement:
     wrong = expectation is not None and not expectation.met
-    improved = any(r.status == "pass" and good.get(r.name) != "pass" for r in run.results)
-    regressed = [r.name for r in run.failing() if good.get(r.name) == "pass"]
+    improved = any(better(r, good.get(r.name)) for r in run.results)
+    regressed = [r.name for r in run.failing() if worse(r, good.get(r.name))]
     if improved and not regressed and not wrong:
         return Judgement("keep")
     if not run.failing() and not wrong:

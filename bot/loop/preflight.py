@@ -13,6 +13,9 @@ from bot.loop.state import RunState
 from bot.markdown import first_line
 from bot.vocabulary import FAILED, NEEDS_CLARIFICATION
 
+OFFLINE_SETUP = " (the setup ran without network: `sandbox.network` is `none`)"
+OFFLINE_HINT = "if the setup downloads anything, give it network: `sandbox: {network: setup}` in .github/ai-fix.yml"
+
 
 def clarification_reason(missing: list[str]) -> str:
     return "the task contract is incomplete: " + "; ".join(missing)
@@ -53,8 +56,10 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
         state.notes.conclude(f"the guessed setup failed ({setup.problem}); the checks run in the environment as it was")
     elif setup.status == FAILED:
         h.trace.append(BaselineRecord(setup=setup, setup_problem=setup.problem))
+        offline = contract.sandbox.network == "none"
         raise HandedOff(
-            f"environment error during setup: {setup.problem}", next_steps=[f"fix the setup: {setup.problem}"]
+            f"environment error during setup: {setup.problem}" + (OFFLINE_SETUP if offline else ""),
+            next_steps=[f"fix the setup: {setup.problem}"] + ([OFFLINE_HINT] if offline else []),
         )
     h.reporter.phase("baseline")
     baseline = h.checks.baseline(ws.base_sha, limit_s=time_left(h, state))

@@ -104,13 +104,14 @@ class RunResult(BaseModel):
             "reason": self.reason,
             "checks": checks,
             "criteria": [
-                {"text": c.text, "origin": c.origin, "verified": c.verified, "by": c.by, "note": c.note}
-                | ({"for_reviewer": True} if c.for_reviewer else {})
+                {"text": c.text, "origin": c.origin, "kind": c.kind, "verified": c.verified, "by": c.by, "note": c.note}
+                | ({"needs": c.needs} if c.needs else {})
                 for c in self.evidence.criteria
             ],
             "reproduction": self.evidence.reproduction.model_dump(mode="json"),
             "regressions": [r.model_dump(mode="json") for r in self.evidence.regressions],
             "markers": [m.model_dump(mode="json") for m in self.evidence.markers],
+            "old_failures": [f.model_dump(mode="json") for f in self.evidence.old_failures],
             "evidence_base": self.evidence.base_sha,
             "setup": self.setup.model_dump(mode="json", exclude_defaults=True) if self.setup else None,
             "diff": {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.checks.models import CheckRun, SetupReport
+from bot.checks.models import CheckResult, CheckRun, SetupReport
 from bot.context.base import Query
-from bot.evidence.models import Evidence
+from bot.evidence.models import CriterionMapping, Evidence
 from bot.loop.harness import Harness, Workspace
 from bot.loop.records import Spent
 from bot.loop.result import Plan
@@ -185,8 +185,11 @@ class CheckState:
     """How the environment was prepared (a guessed setup that failed is said in the PR)."""
     baseline: CheckRun | None = None
     latest: CheckRun | None = None
-    good: dict[str, str] = field(default_factory=dict)
-    """Each check's status at the last good checkpoint."""
+    latest_tree: str = ""
+    """The change (its diff) the latest run ran on: a stall on a passing change that is still this one ends the run
+    without rolling back."""
+    good: dict[str, CheckResult] = field(default_factory=dict)
+    """Each check's result at the last good checkpoint."""
     environment_ok: bool = False
     """Set once setup and the baseline ran: only then are final checks worth running."""
     evidence_base_run: CheckRun | None = None
@@ -200,18 +203,18 @@ class CheckState:
 
     def ready(self) -> None:
         """Setup and the baseline ran: the baseline's statuses are the first bar, and final checks are worth running."""
-        self.good = {r.name: r.status for r in self.baseline.results} if self.baseline else {}
+        self.good = {r.name: r for r in self.baseline.results} if self.baseline else {}
         self.environment_ok = True
 
-    def ran(self, run: CheckRun) -> None:
-        self.latest = run
+    def ran(self, run: CheckRun, *, tree: str) -> None:
+        self.latest, self.latest_tree = run, tree
 
     def kept(self, run: CheckRun) -> None:
         """`run` passed well enough to be a checkpoint: its statuses are the new bar."""
-        self.good.update({r.name: r.status for r in run.results})
+        self.good.update({r.name: r for r in run.results})
 
     def rolled_back(self) -> None:
-        self.latest = None
+        self.latest, self.latest_tree = None, ""
 
     def base_ran(self, run: CheckRun) -> None:
         self.evidence_base_run = run
@@ -224,14 +227,16 @@ class Finish:
     final: CheckRun | None = None
     summary: str = ""
     risks: list[str] = field(default_factory=list)
+    mapping: list[CriterionMapping] = field(default_factory=list)
+    """The criteria → tests the model named at its last `finish`."""
     evidence: Evidence | None = None
     """What the harness showed at the last verified `finish`."""
 
     def shown(self, evidence: Evidence) -> None:
         self.evidence = evidence
 
-    def claimed(self, final: CheckRun, summary: str, risks: list[str]) -> None:
-        self.final, self.summary, self.risks = final, summary, risks
+    def claimed(self, final: CheckRun, summary: str, risks: list[str], mapping: list[CriterionMapping]) -> None:
+        self.final, self.summary, self.risks, self.mapping = final, summary, risks, mapping
 
     def checked(self, final: CheckRun) -> None:
         """The ending's own last run of the checks."""

@@ -6,6 +6,7 @@ import re
 
 from bot.checks.models import CheckRun
 from bot.contract.models import Scope
+from bot.envdir import DEPENDENCY_DIRS
 from bot.errors import PolicyViolation
 from bot.loop.exits import HandedOff
 from bot.loop.harness import Harness
@@ -126,6 +127,14 @@ def failing_area(h: Harness, state: RunState, run: CheckRun) -> list[str]:
     area: list[str] = []
     for path in candidates:
         path = path.removeprefix("./")
-        if path not in area and (root / path).is_file() and state.gate.check_path(path).allowed:
-            area.append(path)
+        if installed(path) or path in area or not (root / path).is_file() or not state.gate.check_path(path).allowed:
+            continue
+        area.append(path)
     return area
+
+
+def installed(path: str) -> bool:
+    """A file of the environment (the job's `.ai-fix-env/`, `node_modules`, any site-packages), not the project's:
+    a traceback frame there never narrows the scope to it."""
+    parts = path.split("/")
+    return bool(DEPENDENCY_DIRS & set(parts)) or bool({"site-packages", "dist-packages"} & set(parts))

@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from bot.checks.models import CheckRun
+from bot.evidence.failures import new_failures
+from bot.evidence.models import Evidence
 from bot.loop.budget import time_left
 from bot.loop.editor import edit
 from bot.loop.exits import Accepted, HandedOff, RunEnded, Unverified
@@ -35,7 +37,7 @@ from bot.loop.result import Plan
 from bot.loop.search import search_code
 from bot.loop.state import RunState
 from bot.loop.steering import NO_PROGRESS, count_failure, no_progress, steer
-from bot.loop.verify import missing_evidence, take_evidence
+from bot.loop.verify import evidence_base_run, missing_evidence, take_evidence
 from bot.markdown import first_line
 from bot.model.base import ToolCall
 
@@ -64,13 +66,13 @@ def no_tool_call(h: Harness, state: RunState, record: StepRecord) -> None:
     """An answer without a tool call: told so; the third in a row is a repeated failure."""
     observe(state, record, no_call_action())
     if state.stalls.no_call() >= NO_PROGRESS:
-        state.notes.result(no_progress(h, state, f"{NO_PROGRESS} answers in a row without a tool call").strip())
+        state.notes.result(stalled(h, state, f"{NO_PROGRESS} answers in a row without a tool call", record).strip())
 
 
 def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: StepRecord) -> None:
     """Run one tool call; every way it ends is observed, a RunEnded raised by `finish` or `ask_human` goes on."""
     if state.stalls.called(f"{call.name} {json.dumps(call.input, sort_keys=True)}") >= NO_PROGRESS:
-        note = no_progress(h, state, f"the same {call.name} call {NO_PROGRESS} times in a row")
+        note = stalled(h, state, f"the same {call.name} call {NO_PROGRESS} times in a row", record)
         return rejected(state, record, call, "refused", f"not run again: {note.strip()}")
     args = parse(call, TOOL_INPUTS)
     if isinstance(args, str):
@@ -165,7 +167,7 @@ def run_checks(h: Harness, state: RunState, names: list[str] | None, record: Ste
     h.workspace.put_back_unwritten(state.gate)  # only what the model wrote stays: not what the checks wrote
     state.change.forget()
     record.checks_s += h.clock() - began
-    state.checks.ran(run)
+    state.checks.ran(run, tree=state.change.diff())
     for r in run.results:
         h.reporter.say(f"checks: {r.name} {r.status}")
     return run
@@ -188,22 +190,32 @@ def do_run_checks(
 
 
 def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionRecord, record: StepRecord) -> Observation:
-    """Verified by the harness: every check that can run passes, the change stays inside the scope and limits,
-    no test that ran on the base commit was weakened, and every criterion has evidence the harness produced."""
+    """Verified by the harness: every check that can run passes (or fails only with what the base commit already
+    failed with), the change stays inside the scope and limits, no test that ran on the base commit was weakened, and
+    every criterion has evidence the harness produced."""
     if not state.change.stats().files:
         return Observation(
             ok=False, text="finish refused: nothing has changed yet; make the change the contract asks for"
         )
     h.reporter.phase("verifying")
     run = action.checks = run_checks(h, state, None, record)
+    return settle(h, state, run, args, action, last_chance=False)
+
+
+def settle(
+    h: Harness, state: RunState, run: CheckRun, args: FinishInput, action: ActionRecord, *, last_chance: bool
+) -> Observation:
+    """Judge the change on `run` as `finish` asks: raises Accepted or Unverified, or says why it is refused.
+    `last_chance`: the model stopped moving, so a change short of evidence ends unverified at once."""
     violations = state.gate.violations(state.change.stats())  # after the checks: they may have written files
-    failed = [r for r in run.results if r.status not in ("pass", "not_run")]
-    if failed or violations or (not any(r.status == "pass" for r in run.results) and h.contract.checks):
+    base_run = evidence_base_run(h, state)
+    failed = new_failures(base_run, run)
+    if failed or violations or (not any(r.status != "not_run" for r in run.results) and h.contract.checks):
         problems = [f"{r.name} {r.status}" for r in failed] + [v.reason for v in violations]
         note = steer(h, state, run, action)
         text = "finish refused: " + "; ".join(problems or ["no check could run"]) + "\n" + render_run(run) + note
         return Observation(ok=False, text=h.redact(text))
-    evidence = take_evidence(h, state, run, args.criteria)
+    evidence = take_evidence(h, state, run, args.criteria, base_run)
     state.finish.shown(evidence)
     h.trace.append(EvidenceRecord(step=state.meter.steps, evidence=evidence))
     if evidence.regressions:
@@ -212,18 +224,55 @@ def do_finish(h: Harness, state: RunState, args: FinishInput, action: ActionReco
         note = count_failure(h, state, key, weakened)
         text = f"finish refused: tests that ran on the base commit were weakened: {weakened}{note}"
         return Observation(ok=False, text=h.redact(text))
-    state.finish.claimed(run, args.summary, args.risks)
+    state.finish.claimed(run, args.summary, args.risks, args.criteria)
     if evidence.verified:
         action.observation = Observation(ok=True, text="verified: the checks pass and every criterion is shown")
-        raise Accepted(
-            f"all {len(run.results)} contract checks pass, every criterion is shown by a test that fails on the base "
-            "commit and passes after the change, and the change stays within scope and limits"
-        )
+        raise Accepted(accepted_reason(run, evidence))
     missing = missing_evidence(evidence, h.contract.kind)
     if not h.contract.checks:
         raise Unverified(
             "no check could verify the change: the contract has none (add `checks:` to .github/ai-fix.yml)"
         )
-    if state.stalls.refuse_evidence():
+    if not last_chance and state.stalls.refuse_evidence():
         return Observation(ok=False, text=h.redact(f"finish refused, the change is not verified yet: {missing}"))
     raise Unverified(f"the checks pass, but not every criterion is shown: {missing}")
+
+
+def accepted_reason(run: CheckRun, evidence: Evidence) -> str:
+    old = {f.check for f in evidence.old_failures}
+    checks = f"all {len(run.results)} contract checks pass"
+    if old:
+        checks = f"the {len(run.results)} contract checks pass but for what already failed on the base commit"
+    return (
+        f"{checks}, every criterion is shown (by a test that fails on the base commit and passes after the change, "
+        "or by the checks for what must keep working), and the change stays within scope and limits"
+    )
+
+
+def passing_change(h: Harness, state: RunState) -> CheckRun | None:
+    """The checks' latest run, when it ran on the change as it is now and nothing failed that the base commit did
+    not fail with: a change that must never be rolled back."""
+    run = state.checks.latest
+    if run is None or not state.change.stats().files or state.checks.latest_tree != state.change.diff():
+        return None
+    if not any(r.status != "not_run" for r in run.results) or new_failures(evidence_base_run(h, state), run):
+        return None
+    return run
+
+
+def stalled(h: Harness, state: RunState, what: str, record: StepRecord) -> str:
+    """The model stopped moving. A passing change is judged as `finish` would judge it and the run ends (accepted,
+    or unverified with the change kept); any other change is rolled back and the scope narrowed."""
+    run = passing_change(h, state)
+    if run is not None:
+        state.notes.conclude(f"step {state.meter.steps}: no progress ({what}) with the checks passing: judged as it is")
+        h.reporter.say(f"policy: no progress ({what}); the checks pass, so the change is judged as it is")
+        claim = FinishInput(summary=state.finish.summary, risks=state.finish.risks, criteria=state.finish.mapping)
+        action = ActionRecord(tool="finish", input={}, decision="executed", observation=Observation(ok=True, text=""))
+        action.checks = run
+        try:
+            refused = settle(h, state, run, claim, action, last_chance=True)
+        finally:
+            record.actions.append(action)
+        action.observation = refused
+    return no_progress(h, state, what)

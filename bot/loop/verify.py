@@ -25,13 +25,16 @@ def request_text(h: Harness) -> str:
     return "\n".join([c.title, c.goal, *c.constraints, *(x.text for x in c.acceptance_criteria), *c.feedback])
 
 
-def _base_run(h: Harness, state: RunState, base: str, names: list[str]) -> CheckRun:
-    """The test checks at the evidence base: the baseline, or (later rounds) a run on the original base's code."""
+def evidence_base_run(h: Harness, state: RunState) -> CheckRun:
+    """The checks at the evidence base: the baseline, or (later rounds) the test checks run on the original base's
+    code. What failed there is never held against the change."""
     ws = h.workspace
+    base = ws.evidence_base
     if base == ws.base_sha and state.checks.baseline is not None:
         return state.checks.baseline
     if state.checks.evidence_base_run is not None:
         return state.checks.evidence_base_run
+    names = [c.name for c in h.contract.checks if runs_tests(c)]
     h.reporter.say(f"evidence: running the test checks on the original base {base[:12]}")
     with ws.laid_over(base):
         run = h.checks.run(names, commit=base, changed_files=[], limit_s=time_left(h, state))
@@ -51,7 +54,9 @@ def numbered(h: Harness, mapping: Sequence[CriterionMapping]) -> list[CriterionM
     return out
 
 
-def take_evidence(h: Harness, state: RunState, final: CheckRun, mapping: Sequence[CriterionMapping]) -> Evidence:
+def take_evidence(
+    h: Harness, state: RunState, final: CheckRun, mapping: Sequence[CriterionMapping], base_run: CheckRun
+) -> Evidence:
     ws = h.workspace
     base = ws.evidence_base
     names = [c.name for c in h.contract.checks if runs_tests(c)]
@@ -63,7 +68,7 @@ def take_evidence(h: Harness, state: RunState, final: CheckRun, mapping: Sequenc
             laid_over = h.checks.run_selected(names, changed, commit=base, limit_s=time_left(h, state))
     observed = Observed(
         contract=h.contract,
-        base=_base_run(h, state, base, names),
+        base=base_run,
         after=final,
         laid_over=laid_over,
         changed_tests=changed,
@@ -79,10 +84,19 @@ def take_evidence(h: Harness, state: RunState, final: CheckRun, mapping: Sequenc
 
 
 def missing_evidence(evidence: Evidence, kind: str) -> str:
-    """What `finish` lacks, said so the model can act on it."""
-    open_ = evidence.unverified()
-    lines = [f"not verified: {c.text} ({c.note})" for c in open_]
+    """What `finish` lacks, per criterion not shown: its number, kind and the one thing that would show it."""
+    lines = [
+        f"criterion {n} ({c.kind}) {c.text!r} is not shown ({c.note}): {c.needs or c.note}"
+        for n, c in enumerate(evidence.criteria, 1)
+        if not c.verified and not c.for_reviewer
+    ]
     status = evidence.reproduction.status
+    if lines and evidence.old_failures:
+        still = ", ".join(f.test for f in evidence.old_failures)
+        lines.append(
+            f"these failed on the base commit and still fail: {still}; if one of them shows the report, the change "
+            "does not fix it yet"
+        )
     if status == "passes_on_base":
         names = ", ".join(t.id for t in evidence.reproduction.tests if t.base == "pass")
         lines.append(
@@ -94,11 +108,6 @@ def missing_evidence(evidence: Evidence, kind: str) -> str:
             "your test cannot even be collected on the base commit (it imports something that does not exist "
             "there): for a bug report, write the test against the existing code so it fails by its assertion"
         )
-    elif status in ("missing", "fails_after"):
-        lines.append("add a test that reproduces the report: it must fail on the base commit and pass after the change")
-    if any(c.origin != "derived" for c in open_):
-        lines.append(
-            "name the test that shows each criterion in finish's `criteria`: "
-            '[{"criterion": "<its text or number>", "test": "<test id or check name>"}]'
-        )
+    if evidence.regressions:
+        lines.append("weakened tests: " + "; ".join(f"{r.test}: {r.why}" for r in evidence.regressions))
     return "; ".join(lines)

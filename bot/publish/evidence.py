@@ -3,6 +3,7 @@ criteria and what shows each one, weakened tests and added skip markers, and wha
 
 from __future__ import annotations
 
+from bot.contract.render import KIND_LEGEND, criterion_label
 from bot.evidence.models import Evidence
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
@@ -37,8 +38,22 @@ def criteria_lines(evidence: Evidence) -> list[str]:
         mark = "🧑‍⚖️" if c.for_reviewer else "✅" if c.verified else "❌"
         by = f" — shown by {', '.join(code_span(b) for b in c.by)}" if c.verified and c.by else ""
         note = f" ({inert_line(c.note)})" if c.note else ""
-        lines.append(f"- {mark} {inert_line(c.text)} _({c.origin})_{by}{note}")
-    return lines if evidence.criteria else []
+        lines.append(f"- {mark} {inert_line(c.text)} {criterion_label(c.origin, c.kind)}{by}{note}")
+    return [*lines, "", KIND_LEGEND] if evidence.criteria else []
+
+
+def old_failure_lines(evidence: Evidence) -> list[str]:
+    """What already failed on the base commit and still fails: listed with both messages, not held against the change."""
+    if not evidence.old_failures:
+        return []
+    lines = ["- Failing on the base commit already, and still failing (not counted against the change):"]
+    for f in evidence.old_failures:
+        where = code_span(f.test) + (f" ({code_span(f.check)})" if f.check != f.test else "")
+        lines.append(
+            f"  - {where}: on the base commit {inert_line(f.base) or 'no message'}; after the change "
+            f"{inert_line(f.after) or 'no message'}"
+        )
+    return lines
 
 
 def weakening_lines(evidence: Evidence) -> list[str]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from bot.checks.models import CheckResult, CheckRun
 from bot.ci.models import CiRound
 from bot.contract.models import TaskContract
+from bot.contract.render import criterion_label
 from bot.loop.result import Cost, RunResult
 from bot.markdown import code_block, code_span, inert_line, inert_quote
 from bot.markers import PR_KIND, marker
@@ -18,6 +19,7 @@ from bot.publish.evidence import (
     evidence_line,
     guess_failure,
     not_verified,
+    old_failure_lines,
     reproduction_lines,
     weakening_lines,
 )
@@ -42,8 +44,9 @@ STATUS_ICONS = {
 
 OUTCOME_WORDS = {
     ACCEPTED: "✅ **Accepted**: the checks pass, every acceptance criterion is shown by evidence ai-fix produced "
-    "(a test that fails on the base commit and passes after the change), and the change is inside the contract's "
-    "scope and limits.",
+    "(a test that fails on the base commit and passes after the change; the checks, for what must keep working), "
+    "and the change is inside the contract's scope and limits. What already failed on the base commit is under "
+    "*Known risks*, never counted against the change.",
     UNVERIFIED: "🔍 **Unverified**: the checks pass, but ai-fix could not show every acceptance criterion met; "
     "the change is kept as a draft, not vouched for. What is missing is under *Not verified*.",
     HANDED_OFF: "🤝 **Handed off**: the change is not finished; what was done and what is left are under *Handoff*.",
@@ -195,7 +198,7 @@ def _contract(contract: TaskContract) -> str:
             lines += ["", f"**{title}:**"] + [f"- {inert_line(i)}" for i in items]
     if contract.acceptance_criteria:
         lines += ["", "**Acceptance criteria:**"]
-        lines += [f"- {inert_line(c.text)} _({c.origin})_" for c in contract.acceptance_criteria]
+        lines += [f"- {inert_line(c.text)} {criterion_label(c.origin, c.kind)}" for c in contract.acceptance_criteria]
     if contract.feedback:
         lines += ["", "**Reviewer feedback for this round:**"] + [f"- {inert_line(f)}" for f in contract.feedback]
     lines += [
@@ -325,6 +328,7 @@ def _risks(result: RunResult) -> str:
         else []
     )
     found = [f"- Tests that passed before and fail now: {', '.join(code_span(t) for t in broken)}"] if broken else []
+    found += old_failure_lines(result.evidence)
     found += (
         [f"- Flaky checks (passed and failed on the same code): {', '.join(code_span(n) for n in flaky)}"]
         if flaky

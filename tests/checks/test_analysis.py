@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -266,3 +267,33 @@ def test_frames_from_python_pytest_and_node() -> None:
         ("src/calc.js", 3, "add"),
         ("/usr/lib/python3.11/json/__init__.py", 346, "loads"),
     ]
+
+
+def test_a_runner_crash_and_an_installed_package_without_the_name_are_environment_errors(tmp_path: Path) -> None:
+    """Real pytest output: a plugin hook that raises takes the runner down (INTERNALERROR), and a test module
+    importing a name an installed package lacks fails at collection; neither is the project's code."""
+    import subprocess
+    import sys
+
+    crash, missing = tmp_path / "crash", tmp_path / "missing"
+    (crash / "tests").mkdir(parents=True)
+    (crash / "conftest.py").write_text(
+        "def pytest_collection_modifyitems(items):\n    raise RuntimeError('plugin broke')\n"
+    )
+    (crash / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    (missing / "tests").mkdir(parents=True)
+    (missing / "tests" / "test_b.py").write_text("from json import loads_fast\n\n\ndef test_b():\n    pass\n")
+    outputs = {}
+    for name, folder in (("crash", crash), ("missing", missing)):
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+            cwd=folder, capture_output=True, text=True, check=False,
+            env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+        outputs[name] = done.stdout + done.stderr
+    assert "INTERNALERROR>" in outputs["crash"]
+    assert environment_error(outputs["crash"]).startswith("the test runner itself crashed (RuntimeError: plugin broke)")
+    assert environment_error(outputs["missing"]).startswith(
+        "an installed package lacks what the tests import (ImportError: cannot import name 'loads_fast' from 'json'"
+    )
+    assert environment_error(outputs["missing"], local_modules={"json"}) == "", "the project's own module: its code"

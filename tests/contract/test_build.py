@@ -263,8 +263,11 @@ def test_reviewer_requests_become_criteria_and_wording_ones_are_for_the_reviewer
         ReviewComment(id=2, author="bob", permission="write", body="Reword the docstring.", path="src/m.py", line=1),
     ]
     c = build(tmp_path, "## Acceptance criteria\n- ok", kind="review", review_comments=reviews)
-    review = [(x.text, x.for_reviewer) for x in c.acceptance_criteria if x.origin == "review"]
-    assert review == [("src/m.py:3: Also handle negative numbers.", False), ("src/m.py:1: Reword the docstring.", True)]
+    review = [(x.text, x.kind) for x in c.acceptance_criteria if x.origin == "review"]
+    assert review == [
+        ("src/m.py:3: Also handle negative numbers.", "behaviour"),
+        ("src/m.py:1: Reword the docstring.", "reviewer"),
+    ]
 
 
 def test_no_checks_is_missing_but_does_not_stop_the_task(tmp_path: Path) -> None:
@@ -272,7 +275,7 @@ def test_no_checks_is_missing_but_does_not_stop_the_task(tmp_path: Path) -> None
     c = build_contract(snap("## Acceptance criteria\n- says hello"), WorkTreeFiles(tmp_path), now=NOW)
     assert c.status == "ready" and c.checks == []
     assert any("`unverified` at best" in m for m in c.missing)
-    assert [x.rule for x in c.acceptance_criteria] == [None]
+    assert [(x.origin, x.kind) for x in c.acceptance_criteria] == [("stated", "behaviour")]
 
 
 def test_run_tests_must_name_where_the_tests_go(tmp_path: Path) -> None:

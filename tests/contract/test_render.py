@@ -37,7 +37,7 @@ def test_contract_comment_says_what_will_be_done() -> None:
     body = render_contract_comment(contract())
     assert body.startswith("#### ai-fix: what I am going to do\n")
     assert "> Empty files parse; ping `@octocat`" in body  # echoed mentions notify nobody
-    assert "- [ ] `parse('')` is `[]` _(stated)_" in body
+    assert "- [ ] `parse('')` is `[]` _(stated · behaviour)_" in body and "_regression_: by the checks" in body
     assert "| tests | `pytest -q \\| tee log` | 600 s | config |" in body
     assert "may change `src/**`; never `.git/**`" in body
     assert "12 steps" in body

@@ -62,7 +62,10 @@ def test_label_to_ready_pr_then_retry_then_review(world: World) -> None:
     evidence = body.split("## Evidence")[1].split("## Not verified")[0]
     assert "**Reproduction" in evidence and "verified** — the report is reproduced" in evidence
     assert re.search(r"\| `tests/test_calc\.py::CalcTest::test_add` \| fail \(.*\) \| pass \| AssertionError", evidence)
-    assert "✅ `add(2, 3)` returns 5 _(stated)_ — shown by `tests/test_calc.py::CalcTest::test_add`" in evidence
+    assert (
+        "✅ `add(2, 3)` returns 5 _(stated · behaviour)_ — shown by `tests/test_calc.py::CalcTest::test_add`"
+        in evidence
+    )
     assert re.search(r"`https://evil\.example/p\.png\?k=?\[REDACTED\]\)?`", body) and "![x]" not in body
     html = render(body)  # as GitHub's engine renders it: no image and no link off GitHub
     assert "<img" not in html and all(is_github_url(h) for h in re.findall(r'<a href="([^"]*)"', html))

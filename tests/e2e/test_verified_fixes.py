@@ -97,10 +97,53 @@ def test_an_accepted_fix_with_its_own_reproducing_test_names_it_in_the_evidence(
     assert row and row.groups()[0] == "fail" and row.groups()[2] == "pass", evidence
     assert "the change's test file on the base code" in row.group(2) and "AssertionError: -2 != 0" in row.group(4)
     assert (
-        "✅ `add(-1, 1)` returns 0 _(stated)_ — shown by `tests/test_calc.py::NegativeTest::test_negative`" in evidence
+        "✅ `add(-1, 1)` returns 0 _(stated · behaviour)_ — shown by `tests/test_calc.py::NegativeTest::test_negative`"
+        in evidence
     )
     head = world.git("rev-parse", pr["head"]["ref"]).strip()
     assert [r["conclusion"] for r in world.github.check_runs if r["head_sha"] == head] == ["success"]
+
+
+KEEP_PASSING = (
+    "add() subtracts instead of adding",
+    "## Acceptance criteria\n- `add(2, 3)` returns 5\n- The existing tests in `tests/test_calc.py` pass\n\n"
+    "## Checks\n- tests\n",
+)
+
+
+def test_the_most_common_issue_shape_gives_a_pull_request_ready_for_review(world: World) -> None:
+    criteria = [
+        {"criterion": "1", "test": "tests/test_calc.py::CalcTest::test_add"},
+        {"criterion": "2", "test": "tests"},
+    ]
+    finish = call("finish", summary="add() returns a + b.", risks=[], criteria=criteria)
+    world.script([turn("Plan.", PLAN), turn("Fix.", FIX, CHECK), turn("Done.", finish)])
+    task = world.run("issues", world.labelled(44, *KEEP_PASSING))
+    assert task["status"] == "done", task
+    [pr] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 44]
+    assert pr["draft"] is False and {"mutation": "markPullRequestReadyForReview", "number": pr["number"]} in (
+        world.github.graphql_calls
+    )
+    evidence = pr["body"].split("## Evidence")[1].split("## Not verified")[0]
+    assert "✅ The existing tests in `tests/test_calc.py` pass _(stated · regression)_ — shown by `tests`" in evidence
+
+
+def test_a_correct_fix_without_a_test_then_a_stall_is_an_unverified_draft_with_the_fix_on_its_branch(
+    world: World,
+) -> None:
+    """Two criteria, one with no test that shows it; `finish` is refused once, then the model answers without a
+    tool call three times: the passing change is kept and published, never rolled back."""
+    finish = call("finish", summary="Fixed add().", risks=[])
+    silent = turn("I believe the work is complete.")
+    world.script([turn("Plan and fix.", PLAN, FIX, CHECK), turn("Done.", finish), silent, silent, silent])
+    task = world.run("issues", world.labelled(45, *TWO_CRITERIA))
+    assert task["status"] == "unverified", task
+    [pr] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 45]
+    assert pr["draft"] is True and world.github.labels[(REPO, pr["number"])] == [UNVERIFIED_LABEL]
+    assert "return a + b" in world.git("show", f"{pr['head']['ref']}:calc.py"), "the fix is on the PR's branch"
+    assert world.git("branch", "--list", f"{pr['head']['ref']}-attempts").strip() == "", "no attempts branch holds it"
+    comment = comment_of(world, 45)
+    assert "**Not verified:**" in comment and "`add(-1, 1)` returns 0" in comment
 
 
 def test_a_rolled_back_run_hands_off_in_the_issue_comment_with_the_attempts_on_a_branch(world: World) -> None:

@@ -5,44 +5,25 @@ every run goes through `ai-fix run`'s code path on bwrap. The calibration polici
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.eval.tasks import load_tasks
+from tests.support.eval_tasks import eval_cli
 from tests.support.sandbox import skip_reason
 
 pytestmark = pytest.mark.bwrap
-
-ROOT = Path(__file__).resolve().parents[2]
-CACHE = ROOT / ".cache" / "eval-sdists"
 
 
 def test_the_shipped_pypi_fixes_set_oracle_all_automatic_noop_none_accepted(tmp_path: Path) -> None:
     if skip_reason("bwrap"):
         pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
     _, tasks = load_tasks("pypi-fixes")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIFIX_", "ANTHROPIC_", "OPENAI_"))}
-    env |= {"AIFIX_EVAL_CACHE": str(CACHE), "AIFIX_WORK_DIR": str(tmp_path / "work")}
-    command = [sys.executable, "-m", "bot.commands.main", "eval", "pypi-fixes", "--model", "oracle", "--model", "noop"]
-    done = subprocess.run(
-        [*command, "--sandbox", "bwrap", "--jobs", "2", "--out", str(tmp_path / "out")],
-        check=False,
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    report = eval_cli(tmp_path, "pypi-fixes", "--model", "oracle", "--model", "noop", "--jobs", "2")
     by_variant = {s["variant"]: s for s in report["summary"]}
     assert by_variant["oracle"]["tasks"] == by_variant["noop"]["tasks"] == len(tasks) == 7
-    assert by_variant["oracle"]["errors"] == by_variant["noop"]["errors"] == 0, done.stdout[-3000:]
+    assert by_variant["oracle"]["errors"] == by_variant["noop"]["errors"] == 0, [t["error"] for t in report["tasks"]]
     oracle = [t for t in report["tasks"] if t["variant"] == "oracle"]
     assert [t["class"] for t in oracle] == ["automatic"] * 7, [(t["instance_id"], t["reason"]) for t in oracle]
     for t in oracle:

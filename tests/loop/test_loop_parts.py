@@ -340,3 +340,20 @@ def test_a_checkpoints_diff_is_kept_up_to_a_limit_and_the_rest_counted() -> None
     assert (small.diff, small.dropped_chars) == ("+x\n", 0)
     big = Checkpoint.of("abc", "y" * (MAX_CHECKPOINT_DIFF + 5))
     assert len(big.diff) == MAX_CHECKPOINT_DIFF and big.dropped_chars == 5
+
+
+def test_narrowing_never_names_the_environments_files(loop_parts) -> None:  # type: ignore[no-untyped-def]
+    """A traceback through the job's `.ai-fix-env/` or any site-packages points at installed code, not the project."""
+    from bot.loop.state import RunState
+    from bot.loop.steering import failing_area
+
+    loop, _ = loop_parts([])
+    root = loop.h.workspace.path
+    installed = ".ai-fix-env/venv/lib/python3.11/site-packages/pluggy/_hooks.py"
+    vendored = "lib/site-packages/six.py"
+    for path in (installed, vendored):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("x = 1\n")
+    output = f"{installed}:501: in __call__\n{vendored}:3: in <module>\ncalc.py:5: in add\n"  # pytest's short frames
+    run = CheckRun(commit="c", results=[CheckResult(name="tests", command="x", status="fail", summary=output)])
+    assert failing_area(loop.h, RunState.begin(loop.h), run) == ["calc.py"]

@@ -145,9 +145,9 @@ def test_finish_while_checks_fail_is_refused(tmp_path: Path) -> None:
     ]
     run = run_local(tmp_path, script)
     finishes = [a for a in run.actions() if a["tool"] == "finish"]
-    assert finishes[0]["decision"] == "refused" and finishes[0]["observation"]["text"].startswith(
-        "finish refused: tests fail"
-    )
+    refusal = finishes[0]["observation"]["text"]
+    assert finishes[0]["decision"] == "refused" and refusal.startswith("finish refused, the change is not verified yet")
+    assert "failed on the base commit and still fail: tests/test_calc.py::CalcTest::test_add" in refusal
     assert finishes[0]["checks"]["results"][0]["status"] == "fail"
     assert run.result.outcome == "accepted"
 
@@ -343,3 +343,12 @@ def test_no_request_to_the_model_carries_a_planted_secret(tmp_path: Path, monkey
     for name in ("trace.jsonl", "pr.md", "evidence.json"):
         text = (run.out / name).read_text()
         assert not any(c in text for c in canaries.values()), name
+
+
+def test_a_configured_setup_that_fails_without_network_says_how_to_give_it_network(tmp_path: Path) -> None:
+    offline = config() + "setup:\n  - python3 -c \"import socket; socket.create_connection(('pypi.org', 443), 5)\"\n"
+    run = run_local(tmp_path, [], files=sample_files(**{".github/ai-fix.yml": offline}))
+    assert run.result.outcome == "handed_off"
+    assert run.result.reason.startswith("environment error during setup:")
+    assert "the setup ran without network: `sandbox.network` is `none`" in run.result.reason
+    assert any("sandbox: {network: setup}" in step for step in run.result.handoff.next_steps)

@@ -54,7 +54,8 @@ def test_a_change_that_fixes_nothing_is_not_accepted(tmp_path: Path) -> None:
     assert run.result.outcome == "unverified" and not run.result.accepted
     first = finishes(run)[0]
     assert first["decision"] == "refused"
-    assert "add a test that reproduces the report: it must fail on the base commit" in first["observation"]["text"]
+    assert "criterion 1 (behaviour) '`mul(-2, 3)` returns -6' is not shown" in first["observation"]["text"]
+    assert "add a test that fails on the base commit and passes after the change" in first["observation"]["text"]
     data = evidence(run)
     assert data["accepted"] is False and data["outcome"] == "unverified"
     assert data["reproduction"] == {"status": "missing", "tests": []}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import subprocess
 import sys
 import tarfile
 from collections.abc import Iterator
@@ -177,3 +179,30 @@ def swe_row(repos: Path) -> dict[str, Any]:
 def write_tasks(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+EVAL_CACHE = Path(__file__).resolve().parents[2] / ".cache" / "eval-sdists"
+"""Where CI keeps the sdists the shipped set pins (the tests that build tasks from PyPI share them)."""
+
+
+def eval_cli(tmp_path: Path, tasks: str, *args: str, path: str | None = None) -> dict[str, Any]:
+    """`ai-fix eval TASKS ARGS --sandbox bwrap --out tmp_path/out` in a child process, as a user runs it, with no
+    provider settings and the shared sdist cache; its report.json (the run's output is in the message if it fails).
+    `path`: the child's PATH (the tests' Python first, for rows that install nothing)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIFIX_", "ANTHROPIC_", "OPENAI_"))}
+    env |= {"AIFIX_EVAL_CACHE": str(EVAL_CACHE), "AIFIX_WORK_DIR": str(tmp_path / "work")}
+    if path is not None:
+        env["PATH"] = path
+    command = [sys.executable, "-m", "bot.commands.main", "eval", tasks, *args]
+    done = subprocess.run(
+        [*command, "--sandbox", "bwrap", "--out", str(tmp_path / "out")],
+        check=False,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report: dict[str, Any] = json.loads((tmp_path / "out" / "report.json").read_text())
+    return report

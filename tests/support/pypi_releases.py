@@ -76,6 +76,8 @@ class Release:
     """(acceptance criterion as the issue words it, the added test that shows it)."""
     host: tuple[Dist, ...] = field(default=())
     """Wheels for the "host" Python, one of them another version of the project (empty: the test runner's Python)."""
+    checks_config: str = ""
+    """The repository's `.github/ai-fix.yml`, when not the one running the release's test file (`config`)."""
 
     @property
     def added_tests(self) -> list[str]:
@@ -87,7 +89,8 @@ class Release:
 
     @property
     def config(self) -> str:
-        return f"checks:\n  - name: tests\n    run: {self.check}\n    timeout: 300\nsandbox:\n  network: none\n"
+        default = f"checks:\n  - name: tests\n    run: {self.check}\n    timeout: 300\nsandbox:\n  network: none\n"
+        return self.checks_config or default
 
 
 TOOLZ = Release(
@@ -98,6 +101,7 @@ TOOLZ = Release(
         "# interpose() raises on an empty sequence\n\n"
         "`list(toolz.interpose('a', []))` raises StopIteration instead of returning [].\n\n"
         "## Acceptance criteria\n- `list(interpose('a', []))` returns `[]`\n"
+        "- The other tests in `toolz/tests/test_itertoolz.py` keep passing\n"
     ),
     test_file="toolz/tests/test_itertoolz.py",
     fixed_file="toolz/itertoolz.py",
@@ -143,6 +147,7 @@ INICONFIG = Release(
         "- `IniConfig(path)` parses a file that starts with a UTF-8 BOM\n"
         "- `IniConfig(name, data=...)` parses data that starts with `\\ufeff`\n"
         "- `IniConfig.parse(path)` parses a file that starts with a UTF-8 BOM\n"
+        "- The existing tests in `testing/test_iniconfig.py` still pass\n"
     ),
     test_file="testing/test_iniconfig.py",
     fixed_file="src/iniconfig/_parse.py",
@@ -245,6 +250,7 @@ INFLECTION = Release(
         "## Acceptance criteria\n"
         "- `pluralize('human')` returns `'humans'`\n"
         "- `pluralize('potato')` returns `'potatoes'`\n"
+        "- No regressions\n"
     ),
     test_file="test_inflection.py",
     fixed_file="inflection.py",
