@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from bot.checks.models import CheckResult, CheckRun, SetupReport
 from bot.checks.runner import deadline, run_baseline, run_checks, run_selected
 from bot.checks.setup import prepare_environment
+from bot.checks.vcs_version import version_env
 from bot.contract.models import TaskContract
 from bot.sandbox.base import Sandbox
 from bot.vocabulary import FAILED
@@ -27,12 +28,15 @@ class SandboxChecks:
         *,
         withheld: Sequence[str] = (),
         repo: str = "",
+        described: str = "",
     ) -> None:
         self.sandbox, self.contract, self.secrets = sandbox, contract, tuple(secrets)
         self.setup_env = dict(setup_env or {})
         """The setup secrets by name: passed to setup commands only."""
         self.withheld, self.repo = tuple(withheld), repo
         """Setup secrets the host has but does not give to this repository."""
+        self.versions = version_env(described)
+        """The version VCS plugins would read from git (`described`: the base commit's `git describe`), for setup."""
         self.set_aside: dict[str, CheckResult] = {}
         """Detected checks the environment cannot run, by name, with the baseline's `not_run` result."""
 
@@ -45,6 +49,7 @@ class SandboxChecks:
             offline=offline,
             withheld=self.withheld,
             repo=self.repo,
+            versions=self.versions,
         )
 
     def baseline(self, commit: str, *, limit_s: float | None = None) -> CheckRun:

@@ -89,13 +89,15 @@ def prepare_environment(
     offline: bool = False,
     withheld: Sequence[str] = (),
     repo: str = "",
+    versions: Mapping[str, str] | None = None,
 ) -> SetupReport:
     """Reuse the setup's snapshot, or run setup (and keep a snapshot); what happened, and how long it took.
 
     `offline`: the tree holds files the model may have written, so the commands run as ordinary ones
     (no network, no package caches, no setup secrets) and no snapshot is reused or kept. After setup
     given secrets, what it created or changed is searched for them: one found fails the setup (even
-    a guessed one, which would otherwise go on) naming the paths and the secrets.
+    a guessed one, which would otherwise go on) naming the paths and the secrets. `versions`: the variables
+    that give VCS version plugins the base commit's version (`bot.checks.vcs_version`), never searched as secrets.
     """
     began = time.monotonic()
     commands = contract.setup
@@ -126,7 +128,7 @@ def prepare_environment(
     before = set(_walk(sandbox.workspace, into_dependencies=True))
     given = {} if offline else dict(env)
     stamped = stamps(sandbox.workspace) if given else {}
-    results = run_setup(sandbox, commands, env=None if offline else env, network=not offline)
+    results = run_setup(sandbox, commands, env={**(versions or {}), **given}, network=not offline)
     if given:
         sandbox.forget_setup()
     took = time.monotonic() - began
