@@ -274,7 +274,7 @@ def test_setup_gets_the_version_git_would_give_and_the_checks_do_not(tmp_path: P
     box = open_test_sandbox("bwrap", tmp_path)
     try:
         report = SandboxChecks(box, task, [], described="v2.3.0-4-gabc1234").setup()
-        checks = box.exec("echo \"[$SETUPTOOLS_SCM_PRETEND_VERSION]\"", timeout=10)
+        checks = box.exec('echo "[$SETUPTOOLS_SCM_PRETEND_VERSION]"', timeout=10)
     finally:
         box.close()
     assert report.status == "ran" and report.searched == 0, "a version is not a secret: nothing was searched"
