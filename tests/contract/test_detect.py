@@ -17,13 +17,13 @@ ECOSYSTEMS = [
             "pyproject.toml": "[project]\nname='x'\n[tool.pytest.ini_options]\n[tool.ruff]\n[tool.mypy]\nfiles = ['src']\n",
             "src/x.py": "",
         },
-        [("pytest", "python -m pytest -q"), ("ruff", "ruff check ."), ("mypy", "python -m mypy")],
+        [("pytest", "python -m pytest -q"), ("ruff", "ruff check --no-fix ."), ("mypy", "python -m mypy")],
         id="python pyproject: pytest, ruff, mypy with files",
     ),
     pytest.param(
-        {"setup.py": "", "setup.cfg": "[flake8]\nmax-line-length=100\n[mypy]\n", "tests/test_a.py": ""},
-        [("pytest", "python -m pytest -q"), ("flake8", "python -m flake8"), ("mypy", "python -m mypy .")],
-        id="python setup.cfg: tests dir, flake8, mypy",
+        {"setup.py": "", "setup.cfg": "[flake8]\nmax-line-length=100\n[mypy]\n", "tests/test_a.py": "", "x/__init__.py": ""},
+        [("pytest", "python -m pytest -q"), ("flake8", "python -m flake8"), ("mypy", "python -m mypy x")],
+        id="python setup.cfg: tests dir, flake8, mypy on the package",
     ),
     pytest.param(
         {"tests/__init__.py": "", "tests/test_calc.py": "import unittest\n\nclass T(unittest.TestCase): ...\n"},
