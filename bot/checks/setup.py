@@ -13,7 +13,9 @@ secret, and one reused need not be searched again.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -25,8 +27,8 @@ from bot.checks.runner import run_setup
 from bot.checks.setup_leaks import leak_problem, secret_files, stamps, touched
 from bot.contract.globs import glob_match
 from bot.contract.models import TaskContract
-from bot.envdir import DEPENDENCY_DIRS
-from bot.markdown import first_line
+from bot.contract.pysetup import INSTALL_LOG
+from bot.envdir import DEPENDENCY_DIRS, VENV_BIN
 from bot.redact import redact
 from bot.sandbox.base import Sandbox
 from bot.secrets import REPOS_SUFFIX, SETUP_SECRET_PREFIX
@@ -38,6 +40,12 @@ NOTE = "ai-fix: "
 """Setup output lines that start so are what a setup command says of itself; the report keeps them."""
 LAST_LINES = 20
 """How much of a failed setup command's output the trace and the evidence keep."""
+MAX_REASON = 300
+MAX_COMMAND = 200
+_NOTICE = re.compile(r"^\s*(?:\[notice\]|note:|hint:|warning:|WARNING:|DEPRECATION:)")
+_RAISED = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception): ")
+_ERROR = re.compile(r"^(?:ERROR|error|Error|fatal|FATAL)\b:?")
+_PIP_WRAPPERS = re.compile(r"subprocess-exited-with-error|metadata-generation-failed|ResolutionImpossible")
 
 
 def _walk(workspace: Path, *, into_dependencies: bool) -> list[str]:
@@ -152,10 +160,9 @@ def prepare_environment(
     if results and results[-1].exit_code != 0:
         last, command = results[-1], commands[len(results) - 1]
         output = redact(last.output, secrets)
-        why = environment_error(output, missing=sandbox.missing_command) or (
-            "timed out" if last.timed_out else first_line(output[-500:])
-        )
-        problem = f"setup command `{command}` failed (exit {last.exit_code}): {why}"
+        error = error_line(output)
+        why = environment_error(output, missing=sandbox.missing_command) or ("timed out" if last.timed_out else error)
+        problem = f"setup command `{shortened(command)}` failed (exit {last.exit_code}): {why}"
         failed = base.model_copy(
             update={
                 "status": FAILED,
@@ -163,6 +170,8 @@ def prepare_environment(
                 "duration_s": took,
                 "failed_command": command,
                 "exit_code": last.exit_code,
+                "error": error,
+                "fix": config_line(command) if contract.setup_origin == "detected" else "",
                 "last_lines": "\n".join(output.rstrip().splitlines()[-LAST_LINES:]),
             }
         )
@@ -172,6 +181,31 @@ def prepare_environment(
         return failed
     saved = "" if offline else sandbox.save_setup(outputs) or ""
     return base.model_copy(update={"status": "ran", "snapshot": saved, "duration_s": time.monotonic() - began})
+
+
+def error_line(output: str) -> str:
+    """The line of a failed command's output that says what went wrong, whole: an exception's line, else the first
+    `ERROR:` line (pip's resolver explains there, then repeats itself), else the last line that is not a notice."""
+    lines = [line.strip() for line in output.splitlines() if line.strip() and not _NOTICE.match(line)]
+    raised = [line for line in lines if _RAISED.search(line)]
+    errors = [line for line in lines if _ERROR.match(line) and not _PIP_WRAPPERS.search(line)]
+    return _whole(raised[-1] if raised else errors[0] if errors else lines[-1] if lines else "no output")
+
+
+def _whole(line: str, limit: int = MAX_REASON) -> str:
+    """`line`, cut at a word boundary when it is longer than `limit`."""
+    return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def shortened(command: str) -> str:
+    """A setup command as a person reads it: a detected install without its log redirection and fallback."""
+    return _whole(command.split(f" > {INSTALL_LOG}", 1)[0], MAX_COMMAND)
+
+
+def config_line(command: str) -> str:
+    """The `.github/ai-fix.yml` line that replaces a guessed setup, starting from the command that failed."""
+    core = shortened(command).replace(f"{VENV_BIN}/python", "python").removesuffix(" …")
+    return f"setup: [{json.dumps(core)}]"
 
 
 def remove(workspace: Path, paths: list[str]) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from bot.contract.files import RepoFiles
 from bot.contract.models import Check
-from bot.contract.pytests import mypy_check, test_command
+from bot.contract.pytests import mypy_check, package_dir, test_command
 from bot.contract.root import Root
 from bot.contract.workflows import RunLine, workflow_lines
 
@@ -85,9 +85,11 @@ def _python(root: Root) -> list[Check]:
 
 
 def _test_folder(root: Root) -> tuple[str | None, bool]:
-    """(the `tests/` or `test/` folder holding test_*.py files, whether they are written for unittest alone)."""
-    for folder in ("tests", "test"):
-        if not root.has(folder):
+    """(the folder holding test_*.py files: `tests/`, `test/`, else the package's own `tests/` (`toolz/tests/`);
+    whether they are written for unittest alone)."""
+    package = package_dir(root)
+    for folder in ("tests", "test", *((f"{package}/tests",) if package else ())):
+        if "/" not in folder and not root.has(folder):
             continue
         files = [
             p for p in root.files.list_dir(folder) if p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")

@@ -40,7 +40,7 @@ PRE_COMMIT_HOOKS = {
 }
 """A linter → the pre-commit hook repositories whose `rev` is its version."""
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?")
-_VALUE_FLAGS = frozenset({"-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url", "-f",
+_VALUE_FLAGS = frozenset({"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url", "-f",
                           "--find-links", "-t", "--target", "--python"})  # fmt: skip
 _PROJECT = re.compile(r"^(?:-e\s+)?\.(?:\[(?P<extras>[^\]]*)\])?$")
 
@@ -185,6 +185,17 @@ def _pip_args(args: Iterable[str], deps: Deps, source: str) -> None:
     deps.add(source, reqs, wanted, files)
 
 
+def add_env(root: Root, env: TestEnv, deps: Deps) -> None:
+    """What a tox environment or nox session installs: its deps, extras and dependency groups."""
+    args = [a for dep in env.deps for a in (dep.split(None, 1) if dep.startswith(("-r", "-e ")) else [dep])]
+    _pip_args(args, deps, f"{env.source} deps")
+    deps.add(f"{env.source} extras", [], [e for e in env.extras if e in extras(root)])
+    groups = _table(root.pyproject(), "dependency-groups")
+    for name in env.groups:
+        if name in groups and f"pyproject.toml [dependency-groups] {name}" not in deps.sources:
+            deps.add(f"pyproject.toml [dependency-groups] {name}", _group(groups, name, {name}))
+
+
 def test_dependencies(root: Root, env: TestEnv | None, ci: list[tuple[list[str], str]]) -> Deps:
     """Everything the sources name for running the tests, each source named."""
     deps = Deps()
@@ -200,9 +211,7 @@ def test_dependencies(root: Root, env: TestEnv | None, ci: list[tuple[list[str],
         if root.files.read_text(file) is not None:
             deps.add(file, files=[file])
     if env is not None:
-        args = [a for dep in env.deps for a in (dep.split(None, 1) if dep.startswith(("-r", "-e ")) else [dep])]
-        _pip_args(args, deps, f"{env.source} deps")
-        deps.add(f"{env.source} extras", [], [e for e in env.extras if e in found])
+        add_env(root, env, deps)
     for args, source in ci:
         _pip_args(args, deps, source)
     return deps

@@ -27,9 +27,10 @@ import shlex
 from collections.abc import Sequence
 
 from bot.contract.models import Check
-from bot.contract.pydeps import Deps, extras, normal, pinned, test_dependencies
+from bot.contract.pydeps import Deps, add_env, extras, normal, pinned, test_dependencies
 from bot.contract.pytests import Found, test_env
 from bot.contract.root import Root
+from bot.contract.testenv import tox_env_running
 from bot.contract.workflows import pip_installs, workflow_lines
 from bot.envdir import ENV_DIR, VENV, VENV_BIN
 
@@ -37,7 +38,8 @@ CHECK_TOOLS = {"pytest": "pytest", "ruff": "ruff", "flake8": "flake8", "mypy": "
 """Detected check → the package that provides its command."""
 PIP = f"{VENV_BIN}/python -m pip install"
 MAKE_ENV_DIR = f"mkdir -p {ENV_DIR} && printf '*\\n' > {ENV_DIR}/.gitignore"
-MAKE_VENV = f"{MAKE_ENV_DIR} && python3 -m venv {VENV}"
+MAKE_VENV = f"{MAKE_ENV_DIR} && python3 -m venv --upgrade-deps {VENV}"
+"""With the newest pip (the interpreter's own may be years old), since detected setup has the network anyway."""
 SITE = f"set -- {VENV}/lib/python*/site-packages"
 """Shell: `$1` becomes the environment's site-packages folder (the only one a new venv has)."""
 OUTER_PTH = "zz-ai-fix-outer.pth"
@@ -124,7 +126,8 @@ def _uv_sync(root: Root, deps: Deps) -> list[Found]:
     groups = [s.rsplit(" ", 1)[-1] for s in deps.sources if s.startswith("pyproject.toml [dependency-groups]")]
     found = extras(root)
     flags = [f"--group={g}" for g in groups] + [f"--extra={e}" for e in deps.extras if e in found]
-    env = f'UV_PROJECT_ENVIRONMENT="$PWD/{VENV}" UV_PYTHON_DOWNLOADS=never'
+    # The platform's certificates, as pip uses them (a proxy's own CA is there, not in uv's bundled roots).
+    env = f'UV_PROJECT_ENVIRONMENT="$PWD/{VENV}" UV_PYTHON_DOWNLOADS=never UV_NATIVE_TLS=1'
     sync = f"{env} {VENV_BIN}/uv sync --frozen --inexact {' '.join(flags)}".rstrip()
     return [
         Found(f"{PIP} uv", "uv.lock"),
@@ -175,6 +178,9 @@ def network_python(root: Root, checks: Sequence[Check]) -> list[Found]:
     """With network: the project's environment, its test dependencies and its checks' tools (see the docstring)."""
     lines = workflow_lines(root)
     deps = test_dependencies(root, test_env(root, lines), pip_installs(lines))
+    mypy = tox_env_running(root, "mypy")
+    if mypy is not None and any(c.source.startswith(mypy.source) for c in checks if c.name == "mypy"):
+        add_env(root, mypy, deps)  # the types mypy needs, as the project's own mypy environment installs them
     project_ok = installable(root)
     if not project_ok and root.has("requirements.txt"):
         deps.add("requirements.txt", files=["requirements.txt"])

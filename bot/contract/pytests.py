@@ -16,11 +16,12 @@ when it is the tool's own (`[mypy]`, never another tool's `files =`).
 from __future__ import annotations
 
 import configparser
+import re
 import shlex
 from dataclasses import dataclass
 
 from bot.contract.root import Root
-from bot.contract.testenv import TestEnv, nox_env, tox_env
+from bot.contract.testenv import TestEnv, nox_env, tox_env, tox_env_running
 from bot.contract.workflows import RunLine, tox_env_named, words
 
 RUNNERS = (("uv", "run"), ("poetry", "run"), ("pdm", "run"), ("hatch", "run"), ("pipenv", "run"))
@@ -99,7 +100,14 @@ def _section(root: Root, file: str, section: str) -> dict[str, str] | None:
 
 
 def mypy_check(root: Root) -> Found | None:
-    """mypy where the project configures it: on the files its own section names, else on the package."""
+    """mypy as the project runs it: its tox environment's command, else on the files its own configuration section
+    names, else on the package."""
+    if (env := tox_env_running(root, "mypy")) is not None:
+        command = next(c for c in env.commands if re.match(r"(python -m )?mypy\b", c))
+        return Found(
+            shlex.join(["python", "-m", "mypy", *words(command.removeprefix("python -m "))[1:]]),
+            f"{env.source} commands",
+        )
     for file in ("mypy.ini", ".mypy.ini", "setup.cfg"):
         own = _section(root, file, "mypy") if root.has(file) else None
         if own is not None:

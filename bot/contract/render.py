@@ -29,7 +29,9 @@ def _cap(body: str) -> str:
 
 def _checks_table(checks: list[Check]) -> str:
     rows = [
-        f"| {c.name} | {code_span(c.run).replace('|', chr(92) + '|')} | {c.timeout} s | {c.origin} |" for c in checks
+        f"| {c.name} | {code_span(c.run).replace('|', chr(92) + '|')} | {c.timeout} s | "
+        f"{c.origin}{': ' + inert_line(c.source).replace('|', chr(92) + '|') if c.source else ''} |"
+        for c in checks
     ]
     return "\n".join(["| check | command | timeout | from |", "|---|---|---|---|", *rows])
 
@@ -62,7 +64,16 @@ def render_contract_comment(contract: TaskContract) -> str:
     if c.setup:
         origin = " (detected; `setup:` in `.github/ai-fix.yml` replaces it)" if c.setup_origin == "detected" else ""
         secrets = f"; setup secrets: {', '.join(map(code_span, c.setup_secrets))}" if c.setup_secrets else ""
-        out += ["", f"**Setup**{origin}: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network}{secrets})"]
+        if c.setup_sources:
+            out += ["", f"**Setup**{origin} (network: {c.sandbox.network}{secrets}):", ""]
+            out += [
+                f"- {code_span(cmd)} ← {inert_line(src)}" for cmd, src in zip(c.setup, c.setup_sources, strict=False)
+            ]
+        else:
+            out += [
+                "",
+                f"**Setup**{origin}: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network}{secrets})",
+            ]
     out += [
         "",
         f"**Budget**: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, at most "

@@ -64,9 +64,11 @@ def _substitute(text: str) -> str | None:
         raise LookupError(inner)
 
     try:
-        return _SUBSTITUTION.sub(one, text)
+        while (resolved := _SUBSTITUTION.sub(one, text)) != text:  # inside out: `{posargs: {toxinidir}/tests}`
+            text = resolved
     except LookupError:
         return None
+    return text
 
 
 def _applies(factors: str, wanted: frozenset[str]) -> bool:
@@ -173,6 +175,18 @@ def tox_env(root: Root, env: str = "") -> TestEnv | None:
         commands=tuple(_lines(section.get("commands", ""), wanted)),
         skip_install=section.get("skip_install", "").strip().lower() == "true",
     )
+
+
+def tox_env_running(root: Root, tool: str) -> TestEnv | None:
+    """The tox environment of its own (`[testenv:mypy]`) whose commands run `tool` unconditionally, if any."""
+    ini = _tox_ini(root)
+    for name in ini.sections:
+        if not name.startswith("testenv:") or "{" in name:
+            continue
+        env = tox_env(root, name.removeprefix("testenv:"))
+        if env is not None and any(re.match(rf"(python -m )?{re.escape(tool)}\b", c) for c in env.commands):
+            return env
+    return None
 
 
 def _literal_args(call: ast.Call) -> list[str] | None:

@@ -27,6 +27,9 @@ _TEST_COMMAND = re.compile(
     r"|-m (?:pytest|unittest|tox|nox)\b"
 )
 EXPRESSION = "${{"
+NOT_TESTS = frozenset({"docs", "doc", "lint", "mypy", "typing", "type", "style", "pre-commit", "precommit", "build",
+                       "release", "publish", "pyright", "docset", "changelog", "report"})  # fmt: skip
+"""Factors of a tox environment that does something else than run the tests."""
 
 
 @dataclass(frozen=True)
@@ -90,16 +93,19 @@ def words(command: str) -> list[str]:
 
 
 def tox_env_named(lines: list[RunLine]) -> tuple[str, str] | None:
-    """(the environment a `tox` line runs, "" when it names none or an expression; its source), for the first one."""
+    """(the test environment a `tox` line runs, "" when it names none or an expression; its source), for the first
+    line that runs tests (not docs, linters or a release)."""
     for line in lines:
         w = words(line.command)
         if "tox" not in w:
             continue
         rest = w[w.index("tox") + 1 :]
-        for flag in ("-e", "-f"):
-            if flag in rest[:-1] and EXPRESSION not in rest[rest.index(flag) + 1]:
-                return rest[rest.index(flag) + 1].split(",")[0], line.source
-        return "", line.source
+        named = [rest[rest.index(f) + 1] for f in ("-e", "-f") if f in rest[:-1]]
+        env = named[0].split(",")[0] if named else ""
+        if EXPRESSION in env:
+            return "", line.source
+        if not NOT_TESTS & set(re.split(r"[-_]", env)):
+            return env, line.source
     return None
 
 

@@ -21,7 +21,12 @@ ECOSYSTEMS = [
         id="python pyproject: pytest, ruff, mypy with files",
     ),
     pytest.param(
-        {"setup.py": "", "setup.cfg": "[flake8]\nmax-line-length=100\n[mypy]\n", "tests/test_a.py": "", "x/__init__.py": ""},
+        {
+            "setup.py": "",
+            "setup.cfg": "[flake8]\nmax-line-length=100\n[mypy]\n",
+            "tests/test_a.py": "",
+            "x/__init__.py": "",
+        },
         [("pytest", "python -m pytest -q"), ("flake8", "python -m flake8"), ("mypy", "python -m mypy x")],
         id="python setup.cfg: tests dir, flake8, mypy on the package",
     ),

@@ -13,7 +13,9 @@ from bot.contract.render import render_contract_comment
 from bot.errors import ConfigError
 from tests.support.repos import make_repo
 
-VENV = "mkdir -p .ai-fix-env && printf '*\\n' > .ai-fix-env/.gitignore && python3 -m venv .ai-fix-env/venv"
+VENV = (
+    "mkdir -p .ai-fix-env && printf '*\\n' > .ai-fix-env/.gitignore && python3 -m venv --upgrade-deps .ai-fix-env/venv"
+)
 PIP = ".ai-fix-env/venv/bin/python -m pip install"
 ISSUE = "# Crash on empty input\n\n## Acceptance criteria\n- `parse('')` returns `[]`\n"
 
@@ -134,8 +136,10 @@ def test_the_contract_comment_says_the_setup_was_detected_and_names_the_secrets_
     )
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
     comment = render_contract_comment(contract)
-    assert "**Setup** (detected; `setup:` in `.github/ai-fix.yml` replaces it): `yarn install --immutable`" in comment
-    assert "(network: setup; setup secrets: `NPM_TOKEN`)" in comment
+    assert (
+        "**Setup** (detected; `setup:` in `.github/ai-fix.yml` replaces it) (network: setup; setup secrets: "
+        "`NPM_TOKEN`):\n\n- `yarn install --immutable` ← yarn.lock"
+    ) in comment
 
 
 def test_a_configured_checks_tool_is_installed_by_the_guess(tmp_path: Path) -> None:
