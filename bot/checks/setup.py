@@ -45,6 +45,7 @@ MAX_COMMAND = 200
 _NOTICE = re.compile(r"^\s*(?:\[notice\]|note:|hint:|warning:|WARNING:|DEPRECATION:)")
 _RAISED = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception): ")
 _ERROR = re.compile(r"^(?:ERROR|error|Error|fatal|FATAL)\b:?")
+_NPM = re.compile(r"^npm (?:ERR!|error) (?!code |A complete log|Log files|\s*$)")
 _PIP_WRAPPERS = re.compile(r"subprocess-exited-with-error|metadata-generation-failed|ResolutionImpossible")
 
 
@@ -188,7 +189,7 @@ def error_line(output: str) -> str:
     `ERROR:` line (pip's resolver explains there, then repeats itself), else the last line that is not a notice."""
     lines = [line.strip() for line in output.splitlines() if line.strip() and not _NOTICE.match(line)]
     raised = [line for line in lines if _RAISED.search(line)]
-    errors = [line for line in lines if _ERROR.match(line) and not _PIP_WRAPPERS.search(line)]
+    errors = [line for line in lines if (_ERROR.match(line) or _NPM.match(line)) and not _PIP_WRAPPERS.search(line)]
     return _whole(raised[-1] if raised else errors[0] if errors else lines[-1] if lines else "no output")
 
 

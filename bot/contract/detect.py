@@ -13,9 +13,10 @@ from collections.abc import Callable
 
 from bot.contract.files import RepoFiles
 from bot.contract.models import Check
-from bot.contract.pytests import mypy_check, package_dir, test_command
+from bot.contract.pytests import mypy_check, packages, test_command
 from bot.contract.root import Root
 from bot.contract.workflows import RunLine, workflow_lines
+from bot.envdir import ENV_DIR
 
 _NPM_PLACEHOLDER = "no test specified"
 MAX_TEST_FILES_READ = 5
@@ -78,7 +79,9 @@ def _python(root: Root) -> list[Check]:
     if ruff:
         checks.append(Check(name="ruff", run="ruff check --no-fix .", timeout=300, origin="detected", source=ruff))
     elif flake8:
-        checks.append(Check(name="flake8", run="python -m flake8", timeout=300, origin="detected", source=flake8))
+        # Its walk would descend into ai-fix's own environment, which the project's own excludes cannot know of.
+        run = f"python -m flake8 --extend-exclude={ENV_DIR},node_modules"
+        checks.append(Check(name="flake8", run=run, timeout=300, origin="detected", source=flake8))
     if (mypy := mypy_check(root)) is not None:
         checks.append(Check(name="mypy", run=mypy.run, origin="detected", source=mypy.source))
     return checks
@@ -87,8 +90,7 @@ def _python(root: Root) -> list[Check]:
 def _test_folder(root: Root) -> tuple[str | None, bool]:
     """(the folder holding test_*.py files: `tests/`, `test/`, else the package's own `tests/` (`toolz/tests/`);
     whether they are written for unittest alone)."""
-    package = package_dir(root)
-    for folder in ("tests", "test", *((f"{package}/tests",) if package else ())):
+    for folder in ("tests", "test", *(f"{package}/tests" for package in packages(root))):
         if "/" not in folder and not root.has(folder):
             continue
         files = [

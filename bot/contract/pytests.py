@@ -122,18 +122,24 @@ def mypy_check(root: Root) -> Found | None:
     return None
 
 
-def package_dir(root: Root) -> str | None:
-    """The project's import package: `src/<pkg>` or `<pkg>` (a folder with `__init__.py` named as the project)."""
+def packages(root: Root) -> list[str]:
+    """The project's import packages (folders with `__init__.py`, not its tests), under `src/` first; the one named
+    as the project leads."""
     project = root.pyproject().get("project")
-    name = str(project.get("name", "")) if isinstance(project, dict) else ""
-    candidates = [name.replace("-", "_").lower()] if name else []
+    name = str(project.get("name", "")).replace("-", "_").lower() if isinstance(project, dict) else ""
+    found: list[str] = []
     for base in ("src", ""):
         folders = [p.rstrip("/").rsplit("/", 1)[-1] for p in root.files.list_dir(base) if p.endswith("/")]
-        for folder in [c for c in candidates if c in folders] + folders:
+        for folder in sorted(folders, key=lambda f: f != name):
             path = f"{base}/{folder}" if base else folder
-            if root.files.read_text(f"{path}/__init__.py") is not None and folder not in ("tests", "test", "testing"):
-                return path
-    return None
+            if folder not in ("tests", "test", "testing") and root.files.read_text(f"{path}/__init__.py") is not None:
+                found.append(path)
+    return found
+
+
+def package_dir(root: Root) -> str | None:
+    """The project's import package: `src/<pkg>` or `<pkg>`."""
+    return next(iter(packages(root)), None)
 
 
 def _on_package(root: Root, source: str) -> Found | None:

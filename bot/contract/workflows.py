@@ -97,7 +97,7 @@ def tox_env_named(lines: list[RunLine]) -> tuple[str, str] | None:
     line that runs tests (not docs, linters or a release)."""
     for line in lines:
         w = words(line.command)
-        if "tox" not in w:
+        if "tox" not in w or "install" in w[: w.index("tox")]:  # `pip install tox` installs it, runs nothing
             continue
         rest = w[w.index("tox") + 1 :]
         named = [rest[rest.index(f) + 1] for f in ("-e", "-f") if f in rest[:-1]]

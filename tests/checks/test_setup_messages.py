@@ -63,3 +63,11 @@ def test_a_guessed_setup_s_fix_is_the_config_line_starting_from_what_failed() ->
     )
     assert shortened(command) == ".ai-fix-env/venv/bin/python -m pip install -e '.[testing]' coverage"
     assert config_line(command) == "setup: [\"python -m pip install -e '.[testing]' coverage\"]"
+
+
+def test_npm_s_error_is_its_message_not_its_code_or_log_path() -> None:
+    output = (
+        "npm error code ENOVERSIONS\nnpm error No versions available for tape\n"
+        "npm error A complete log of this run can be found in: /tmp/home/.npm/_logs/2026-12-05T12_02_05_868Z-debug-0.log\n"
+    )
+    assert error_line(output) == "npm error No versions available for tape"
