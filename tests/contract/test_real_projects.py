@@ -88,7 +88,11 @@ def test_pins_from_pre_commit_and_uv_lock(repos: dict[str, Path]) -> None:
         ("platformdirs", "-e '.[test]'", ["the extras for tests", "pyproject.toml [tool.hatch.envs.test]"]),
         ("blinker", "-e . -r requirements/tests.txt", ["tox.ini [testenv] deps"]),
         ("unearth", "-e .", ["pyproject.toml [tool.pdm.dev-dependencies] test"]),
-        ("tomlkit", "-e . 'pytest>=7.2.0,<8' 'pytest-cov>=4.0.0,<5'", ["pyproject.toml [tool.poetry.group.dev.dependencies]"]),
+        (
+            "tomlkit",
+            "-e . 'pytest>=7.2.0,<8' 'pytest-cov>=4.0.0,<5'",
+            ["pyproject.toml [tool.poetry.group.dev.dependencies]"],
+        ),
     ],
 )
 def test_the_install_gathers_the_test_dependencies_from_their_sources(

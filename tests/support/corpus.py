@@ -48,7 +48,8 @@ from bot.model.scripted import ScriptedModel
 from bot.sandbox.base import SandboxJob
 from bot.settings import load_settings
 from bot.workspace.opening import local
-from tests.support.repos import git
+from tests.support.repos import commit, git
+from tests.support.sandbox import build_test_image
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "corpus"
@@ -218,11 +219,21 @@ def environment(project: Project) -> dict[str, str]:
 
 
 def reproduce(project: Project, root: Path, *, kind: str = "bwrap", work: Path = CACHE / "work") -> Reproduced:
-    """Build the contract with no `.github/ai-fix.yml`, open the sandbox as a job does, run setup and the baseline."""
+    """Build the contract with no `.github/ai-fix.yml`, open the sandbox as a job does, run setup and the baseline.
+
+    `kind` podman: in the test image (`tests.support.sandbox`), which a `.github/ai-fix.yml` naming only the image
+    selects (setup and checks are still detected), with the host's /usr and Python mounted as the tests do.
+    """
     repo = make_repo(project, root / "repos")
+    env, ro_paths = environment(project), []
+    if kind == "podman":
+        commit(repo, {".github/ai-fix.yml": f"sandbox:\n  image: {build_test_image()}\n"}, "the test image")
+        base = Path(sys.base_prefix).resolve()
+        env["PATH"] = f"{base}/bin:/usr/local/bin:/usr/bin:/bin"
+        ro_paths = [Path("/usr"), base]
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
     workspace = local(repo, root / "jobs" / project.name, branch=f"ai-fix/local-corpus-{project.name}")
-    settings = load_settings(work_dir=work, sandbox_env=environment(project))
+    settings = load_settings(work_dir=work, sandbox_env=env, sandbox_ro_paths=ro_paths)
     kit = toolkit(settings, model=lambda _choice: ScriptedModel([]), sandbox=kind)
     job = SandboxJob(repo=project.slug, commands=contract.commands(), setup_key=setup_key(contract, workspace.path))
     sandbox = kit.open_sandbox(workspace.path, contract.sandbox, job)
