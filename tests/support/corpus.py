@@ -230,7 +230,9 @@ def reproduce(project: Project, root: Path, *, kind: str = "bwrap", work: Path =
         commit(repo, {".github/ai-fix.yml": f"sandbox:\n  image: {build_test_image()}\n"}, "the test image")
         base = Path(sys.base_prefix).resolve()
         env["PATH"] = f"{base}/bin:/usr/local/bin:/usr/bin:/bin"
-        ro_paths = [Path("/usr"), base]
+        # The image has no /etc of its own: the host's certificates (a proxy's CA among them) for pip and uv.
+        env["PIP_CERT"] = env["SSL_CERT_FILE"] = "/etc/ssl/certs/ca-certificates.crt"
+        ro_paths = [Path("/usr"), base, Path("/etc/ssl")]
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
     workspace = local(repo, root / "jobs" / project.name, branch=f"ai-fix/local-corpus-{project.name}")
     settings = load_settings(work_dir=work, sandbox_env=env, sandbox_ro_paths=ro_paths)
