@@ -72,8 +72,13 @@ class Budget(BaseModel):
 SETUP_INPUTS: tuple[str, ...] = (
     "requirements*.txt",
     "requirements/*.txt",
+    "*requirements*.txt",
+    "tests/requirements*.txt",
+    "test/requirements*.txt",
     "poetry.lock",
     "uv.lock",
+    "pdm.lock",
+    "npm-shrinkwrap.json",
     "package-lock.json",
     "pnpm-lock.yaml",
     "yarn.lock",
