@@ -43,7 +43,9 @@ def test_contract_prints_json_and_exits_0_ready_or_not(tmp_path: Path) -> None:
 def test_contract_shows_where_each_detected_setup_command_and_check_came_from(tmp_path: Path) -> None:
     tox = "[testenv]\nextras = testing\ncommands = pytest {posargs:tests}\n"
     pyproject = "[project]\nname = 'x'\n[project.optional-dependencies]\ntesting = ['pytest']\n[tool.ruff]\n"
-    hooks = "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.11.9\n    hooks: [{id: ruff}]\n"
+    hooks = (
+        "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.11.9\n    hooks: [{id: ruff}]\n"
+    )
     files = {"pyproject.toml": pyproject, "tox.ini": tox, ".pre-commit-config.yaml": hooks, "tests/test_a.py": ""}
     repo = make_repo(tmp_path / "repo", files)
     issue = tmp_path / "issue.md"
