@@ -27,7 +27,8 @@ from bot.checks.runner import run_setup
 from bot.checks.setup_leaks import leak_problem, secret_files, stamps, touched
 from bot.contract.globs import glob_match
 from bot.contract.models import TaskContract
-from bot.contract.pysetup import INSTALL_LOG
+from bot.contract.pysetup import readable
+from bot.contract.pysetup import whole as _whole
 from bot.envdir import DEPENDENCY_DIRS, VENV_BIN
 from bot.redact import redact
 from bot.sandbox.base import Sandbox
@@ -190,17 +191,12 @@ def error_line(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip() and not _NOTICE.match(line)]
     raised = [line for line in lines if _RAISED.search(line)]
     errors = [line for line in lines if (_ERROR.match(line) or _NPM.match(line)) and not _PIP_WRAPPERS.search(line)]
-    return _whole(raised[-1] if raised else errors[0] if errors else lines[-1] if lines else "no output")
-
-
-def _whole(line: str, limit: int = MAX_REASON) -> str:
-    """`line`, cut at a word boundary when it is longer than `limit`."""
-    return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0] + " …"
+    return _whole(raised[-1] if raised else errors[0] if errors else lines[-1] if lines else "no output", MAX_REASON)
 
 
 def shortened(command: str) -> str:
-    """A setup command as a person reads it: a detected install without its log redirection and fallback."""
-    return _whole(command.split(f" > {INSTALL_LOG}", 1)[0], MAX_COMMAND)
+    """A setup command as a person reads it, cut at a word boundary when long."""
+    return _whole(readable(command), MAX_COMMAND)
 
 
 def config_line(command: str) -> str:

@@ -62,6 +62,16 @@ _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?")
 VENV_SOURCE = "ai-fix: the project's own environment"
 
 
+def readable(command: str) -> str:
+    """A detected install as a person reads it: without its log redirection and the way without the project."""
+    return command.split(f" > {INSTALL_LOG}", 1)[0]
+
+
+def whole(line: str, limit: int) -> str:
+    """`line`, cut at a word boundary when it is longer than `limit`."""
+    return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def _names(requirements: Sequence[str], found: dict[str, list[str]], project: str, seen: set[str]) -> set[str]:
     """The package names requirements install directly, following the project's own extras (`pkg[tests-mypy]`)."""
     names: set[str] = set()

@@ -9,6 +9,7 @@ from string import Template
 import yaml
 
 from bot.contract.models import Check, TaskContract
+from bot.contract.pysetup import readable
 from bot.contract.templates import template
 from bot.markdown import code_block, code_span, inert_line, inert_quote
 
@@ -25,6 +26,9 @@ def _cap(body: str) -> str:
     if len(body) <= MAX_COMMENT_CHARS:
         return body
     return body[: MAX_COMMENT_CHARS - 60] + "\n\n… (truncated: the full contract is in the job's evidence)"
+
+
+FALLBACK = " (when pip cannot install the project: its dependencies, and its source first on the import path)"
 
 
 def _checks_table(checks: list[Check]) -> str:
@@ -67,7 +71,8 @@ def render_contract_comment(contract: TaskContract) -> str:
         if c.setup_sources:
             out += ["", f"**Setup**{origin} (network: {c.sandbox.network}{secrets}):", ""]
             out += [
-                f"- {code_span(cmd)} ← {inert_line(src)}" for cmd, src in zip(c.setup, c.setup_sources, strict=False)
+                f"- {code_span(readable(cmd))}{FALLBACK if readable(cmd) != cmd else ''} ← {inert_line(src)}"
+                for cmd, src in zip(c.setup, c.setup_sources, strict=False)
             ]
         else:
             out += [

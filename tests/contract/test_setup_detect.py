@@ -174,3 +174,14 @@ def test_without_network_requirement_files_alone_are_not_guessed(tmp_path: Path)
     repo = make_repo(tmp_path / "repo", {"requirements.txt": "requests\n", ".github/ai-fix.yml": config})
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
     assert contract.setup == []
+
+
+def test_the_contract_comment_shows_a_detected_install_as_a_person_reads_it_with_its_source(tmp_path: Path) -> None:
+    files = {"pyproject.toml": "[project]\nname = 'x'\n[project.optional-dependencies]\ntest = ['pytest']\n"}
+    repo = make_repo(tmp_path / "repo", {**files, "tests/test_a.py": ""})
+    comment = render_contract_comment(build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo)))
+    assert (
+        f"- `{PIP} -e '.[test]'` (when pip cannot install the project: its dependencies, and its source first on the "
+        "import path) ← the project's manifest, the extras for tests"
+    ) in comment
+    assert "install.log" not in comment
