@@ -80,6 +80,10 @@ class SetupReport(BaseModel):
     """The setup command that failed, when status is `failed`."""
     exit_code: int | None = None
     """Its exit code (None when it was killed or timed out)."""
+    error: str = ""
+    """The line of its output that says what went wrong (an exception, pip's error), whole, not a notice."""
+    fix: str = ""
+    """For a guessed setup that failed: the `.github/ai-fix.yml` line that replaces it, to edit and commit."""
     last_lines: str = ""
     """The end of its output (redacted), for the trace and the evidence."""
     notes: list[str] = Field(default_factory=list)
@@ -107,9 +111,10 @@ class SetupReport(BaseModel):
         if self.status == "reused":
             line = f"reused the setup snapshot {self.snapshot} ({which}; their inputs are unchanged{where}) in {took}"
         elif self.guess_failed:
+            fix = f"; to set it up yourself, put `{self.fix}` in .github/ai-fix.yml" if self.fix else ""
             return (
                 f"the guessed setup failed after {took}{where}: {self.problem}; "
-                "going on with the checks in the environment as it was"
+                f"going on with the checks in the environment as it was{fix}"
             )
         elif self.status == FAILED:
             return f"failed after {took}{where}: {self.problem}"

@@ -211,7 +211,7 @@ def run_setup(
 ) -> list[ExecResult]:
     """The contract's setup commands in order, as setup (network only under `network: setup`); stops at the first failure.
 
-    `env` (the setup secrets) reaches these commands only. `network=False` runs them as ordinary
+    `env` (the setup secrets, the derived version) reaches these commands only. `network=False` runs them as ordinary
     commands: no network and no package caches, whatever the config says.
     """
     results: list[ExecResult] = []

@@ -13,7 +13,9 @@ secret, and one reused need not be searched again.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -25,8 +27,9 @@ from bot.checks.runner import run_setup
 from bot.checks.setup_leaks import leak_problem, secret_files, stamps, touched
 from bot.contract.globs import glob_match
 from bot.contract.models import TaskContract
-from bot.envdir import DEPENDENCY_DIRS
-from bot.markdown import first_line
+from bot.contract.pysetup import readable
+from bot.contract.pysetup import whole as _whole
+from bot.envdir import DEPENDENCY_DIRS, VENV_BIN
 from bot.redact import redact
 from bot.sandbox.base import Sandbox
 from bot.secrets import REPOS_SUFFIX, SETUP_SECRET_PREFIX
@@ -38,6 +41,13 @@ NOTE = "ai-fix: "
 """Setup output lines that start so are what a setup command says of itself; the report keeps them."""
 LAST_LINES = 20
 """How much of a failed setup command's output the trace and the evidence keep."""
+MAX_REASON = 300
+MAX_COMMAND = 200
+_NOTICE = re.compile(r"^\s*(?:\[notice\]|note:|hint:|warning:|WARNING:|DEPRECATION:)")
+_RAISED = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception): ")
+_ERROR = re.compile(r"^(?:ERROR|error|Error|fatal|FATAL)\b:?")
+_NPM = re.compile(r"^npm (?:ERR!|error) (?!code |A complete log|Log files|\s*$)")
+_PIP_WRAPPERS = re.compile(r"subprocess-exited-with-error|metadata-generation-failed|ResolutionImpossible")
 
 
 def _walk(workspace: Path, *, into_dependencies: bool) -> list[str]:
@@ -89,13 +99,15 @@ def prepare_environment(
     offline: bool = False,
     withheld: Sequence[str] = (),
     repo: str = "",
+    versions: Mapping[str, str] | None = None,
 ) -> SetupReport:
     """Reuse the setup's snapshot, or run setup (and keep a snapshot); what happened, and how long it took.
 
     `offline`: the tree holds files the model may have written, so the commands run as ordinary ones
     (no network, no package caches, no setup secrets) and no snapshot is reused or kept. After setup
     given secrets, what it created or changed is searched for them: one found fails the setup (even
-    a guessed one, which would otherwise go on) naming the paths and the secrets.
+    a guessed one, which would otherwise go on) naming the paths and the secrets. `versions`: the variables
+    that give VCS version plugins the base commit's version (`bot.checks.vcs_version`), never searched as secrets.
     """
     began = time.monotonic()
     commands = contract.setup
@@ -126,7 +138,7 @@ def prepare_environment(
     before = set(_walk(sandbox.workspace, into_dependencies=True))
     given = {} if offline else dict(env)
     stamped = stamps(sandbox.workspace) if given else {}
-    results = run_setup(sandbox, commands, env=None if offline else env, network=not offline)
+    results = run_setup(sandbox, commands, env={**(versions or {}), **given}, network=not offline)
     if given:
         sandbox.forget_setup()
     took = time.monotonic() - began
@@ -150,10 +162,9 @@ def prepare_environment(
     if results and results[-1].exit_code != 0:
         last, command = results[-1], commands[len(results) - 1]
         output = redact(last.output, secrets)
-        why = environment_error(output, missing=sandbox.missing_command) or (
-            "timed out" if last.timed_out else first_line(output[-500:])
-        )
-        problem = f"setup command `{command}` failed (exit {last.exit_code}): {why}"
+        error = error_line(output)
+        why = environment_error(output, missing=sandbox.missing_command) or ("timed out" if last.timed_out else error)
+        problem = f"setup command `{shortened(command)}` failed (exit {last.exit_code}): {why}"
         failed = base.model_copy(
             update={
                 "status": FAILED,
@@ -161,6 +172,8 @@ def prepare_environment(
                 "duration_s": took,
                 "failed_command": command,
                 "exit_code": last.exit_code,
+                "error": error,
+                "fix": config_line(command) if contract.setup_origin == "detected" else "",
                 "last_lines": "\n".join(output.rstrip().splitlines()[-LAST_LINES:]),
             }
         )
@@ -170,6 +183,26 @@ def prepare_environment(
         return failed
     saved = "" if offline else sandbox.save_setup(outputs) or ""
     return base.model_copy(update={"status": "ran", "snapshot": saved, "duration_s": time.monotonic() - began})
+
+
+def error_line(output: str) -> str:
+    """The line of a failed command's output that says what went wrong, whole: an exception's line, else the first
+    `ERROR:` line (pip's resolver explains there, then repeats itself), else the last line that is not a notice."""
+    lines = [line.strip() for line in output.splitlines() if line.strip() and not _NOTICE.match(line)]
+    raised = [line for line in lines if _RAISED.search(line)]
+    errors = [line for line in lines if (_ERROR.match(line) or _NPM.match(line)) and not _PIP_WRAPPERS.search(line)]
+    return _whole(raised[-1] if raised else errors[0] if errors else lines[-1] if lines else "no output", MAX_REASON)
+
+
+def shortened(command: str) -> str:
+    """A setup command as a person reads it, cut at a word boundary when long."""
+    return _whole(readable(command), MAX_COMMAND)
+
+
+def config_line(command: str) -> str:
+    """The `.github/ai-fix.yml` line that replaces a guessed setup, starting from the command that failed."""
+    core = shortened(command).replace(f"{VENV_BIN}/python", "python").removesuffix(" …")
+    return f"setup: [{json.dumps(core)}]"
 
 
 def remove(workspace: Path, paths: list[str]) -> None:

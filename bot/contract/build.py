@@ -12,7 +12,7 @@ from typing import Literal
 from bot.contract.approach import PLAN_LABEL, Approval
 from bot.contract.config import CONFIG_PATH, RepoConfig, parse_config
 from bot.contract.criteria import criterion_kind
-from bot.contract.detect import Root, detect_checks
+from bot.contract.detect import detect_checks
 from bot.contract.evidence import find_evidence
 from bot.contract.files import RepoFiles
 from bot.contract.kind import task_kind
@@ -28,6 +28,7 @@ from bot.contract.models import (
     TaskContract,
 )
 from bot.contract.narrow import base_scope, narrow_budget, narrow_checks, narrow_scope
+from bot.contract.root import Root
 from bot.contract.sanitize import describe_removed, sanitize
 from bot.contract.sections import HEADINGS, IssueSections, parse_sections
 from bot.contract.setup import detect_setup
@@ -131,18 +132,19 @@ class _Builder:
 
     def setup(
         self, config: RepoConfig | None, checks: list[Check]
-    ) -> tuple[list[str], Literal["config", "detected"], SandboxConfig]:
-        """The config's setup, else the one detected (with network for it, unless the config sets `sandbox.network`)."""
+    ) -> tuple[list[str], list[str], Literal["config", "detected"], SandboxConfig]:
+        """The config's setup, else the one detected (with network for it, unless the config sets `sandbox.network`),
+        with where each command came from."""
         sandbox = SandboxConfig(**config.sandbox.model_dump()) if config else SandboxConfig()
         if config is not None and "setup" in config.model_fields_set:
-            return list(config.setup), "config", sandbox
+            return list(config.setup), [], "config", sandbox
         offline = config is not None and "network" in config.sandbox.model_fields_set and sandbox.network == "none"
-        commands = detect_setup(self.root, checks, offline=offline)
-        if commands:
+        detected = detect_setup(self.root, checks, offline=offline)
+        if detected:
             self.sources["setup"] = f"detected in {self.files.source}"
             if config is None or "network" not in config.sandbox.model_fields_set:
                 sandbox = sandbox.model_copy(update={"network": "setup"})
-        return commands, "detected", sandbox
+        return [d.run for d in detected], [d.source for d in detected], "detected", sandbox
 
     def conventions(self) -> Conventions:
         found: dict[str, str] = {}
@@ -206,7 +208,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         for key in sorted(config.model_fields_set - {"checks"}):
             b.sources[key] = f"{CONFIG_PATH} ({files.source})"
     checks = b.base_checks(config)
-    setup, setup_origin, sandbox = b.setup(config, checks)
+    setup, setup_sources, setup_origin, sandbox = b.setup(config, checks)
     scope = base_scope(config.scope.allow, config.scope.deny) if config else base_scope(["**"], [])
     budget = Budget(**config.budget.model_dump()) if config else Budget()
 
@@ -288,6 +290,7 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         scope=scope,
         checks=checks,
         setup=setup,
+        setup_sources=setup_sources,
         setup_origin=setup_origin,
         setup_secrets=list(config.setup_secrets) if config else [],
         budget=budget,

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Callable
 
 from bot.contract.files import RepoFiles
 from bot.contract.models import Check
+from bot.contract.pytests import mypy_check, packages, test_command
+from bot.contract.root import Root
+from bot.contract.workflows import RunLine, workflow_lines
+from bot.envdir import ENV_DIR
 
 _NPM_PLACEHOLDER = "no test specified"
 MAX_TEST_FILES_READ = 5
@@ -22,77 +25,73 @@ TEST_RUNNERS = frozenset({"pytest", "unittest", "tox", "nox", "npm-test", "go-te
 """Detected checks that run the project's tests; the others (linters, type checkers) cannot verify a criterion alone."""
 
 
-class Root:
-    """The root listing plus cached reads, so each rule stays a one-liner (setup detection reads through it too)."""
+def _pytest_configured(root: Root) -> str | None:
+    """Where the project configures or names pytest, if it does."""
+    for name in ("pytest.ini", "conftest.py"):
+        if root.has(name):
+            return name
+    if root.tool("pytest"):
+        return "pyproject.toml [tool.pytest]"
+    for file, section in (("setup.cfg", "tool:pytest"), ("tox.ini", "pytest")):
+        if root.ini_section(file, section):
+            return f"{file} [{section}]"
+    files = ("pyproject.toml", "setup.cfg", "tox.ini", "noxfile.py", "requirements-dev.txt", "requirements.txt")
+    return next((f"pytest named in {f}" for f in files if "pytest" in root.text(f)), None)
 
-    def __init__(self, files: RepoFiles) -> None:
-        self.files = files
-        self.names = {p.rstrip("/") for p in files.list_dir("")}
-        self._texts: dict[str, str] = {}
 
-    def has(self, *names: str) -> bool:
-        return any(n in self.names for n in names)
-
-    def text(self, name: str) -> str:
-        if name not in self._texts:
-            self._texts[name] = (self.files.read_text(name) or "") if name in self.names else ""
-        return self._texts[name]
-
-    def pyproject(self) -> dict[str, object]:
-        try:
-            return tomllib.loads(self.text("pyproject.toml"))
-        except tomllib.TOMLDecodeError:
-            return {}
-
-    def tool(self, name: str) -> bool:
-        tool = self.pyproject().get("tool")
-        return isinstance(tool, dict) and name in tool
-
-    def ini_section(self, file: str, section: str) -> bool:
-        return re.search(rf"^\[{re.escape(section)}\]", self.text(file), re.M) is not None
+def _python_tests(root: Root, lines: list[RunLine]) -> list[Check]:
+    if (found := test_command(root, lines)) is not None:
+        return [Check(name="pytest", run=found.run, origin="detected", source=found.source)]
+    configured = _pytest_configured(root)
+    is_python = root.has("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "noxfile.py", "requirements.txt")
+    folder, unittest_only = _test_folder(root)
+    if configured or (is_python and folder and not unittest_only):
+        source = configured or f"test_*.py files in {folder}/"
+        return [Check(name="pytest", run="python -m pytest -q", origin="detected", source=source)]
+    if folder and unittest_only:
+        top = " -t ." if root.files.read_text(f"{folder}/__init__.py") is not None else ""
+        run = f"python -m unittest discover -s {folder}{top} -v"
+        return [Check(name="unittest", run=run, origin="detected", source=f"unittest tests in {folder}/")]
+    if root.has("tox.ini") or root.tool("tox"):
+        return [
+            Check(
+                name="tox",
+                run="tox",
+                origin="detected",
+                source="tox.ini" if root.has("tox.ini") else "pyproject.toml [tool.tox]",
+            )
+        ]
+    if root.has("noxfile.py"):
+        return [Check(name="nox", run="nox", origin="detected", source="noxfile.py")]
+    return []
 
 
 def _python(root: Root) -> list[Check]:
-    checks: list[Check] = []
-    mentions_pytest = any(
-        "pytest" in root.text(f)
-        for f in ("pyproject.toml", "setup.cfg", "tox.ini", "noxfile.py", "requirements-dev.txt", "requirements.txt")
+    checks = _python_tests(root, workflow_lines(root))
+    ruff = next(
+        (f for f in ("ruff.toml", ".ruff.toml") if root.has(f)),
+        "pyproject.toml [tool.ruff]" if root.tool("ruff") else None,
     )
-    pytest = (
-        root.has("pytest.ini", "conftest.py")
-        or root.tool("pytest")
-        or root.ini_section("setup.cfg", "tool:pytest")
-        or root.ini_section("tox.ini", "pytest")
-        or mentions_pytest
+    flake8 = next(
+        (f"{f} [flake8]" for f in ("setup.cfg", "tox.ini") if root.ini_section(f, "flake8")),
+        ".flake8" if root.has(".flake8") else None,
     )
-    is_python = root.has("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "noxfile.py", "requirements.txt")
-    folder, unittest_only = _test_folder(root)
-    if pytest or (is_python and folder and not unittest_only):
-        checks.append(Check(name="pytest", run="python -m pytest -q", origin="detected"))
-    elif folder and unittest_only:
-        top = " -t ." if root.files.read_text(f"{folder}/__init__.py") is not None else ""
-        run = f"python -m unittest discover -s {folder}{top} -v"
-        checks.append(Check(name="unittest", run=run, origin="detected"))
-    elif root.has("tox.ini") or root.tool("tox"):
-        checks.append(Check(name="tox", run="tox", origin="detected"))
-    elif root.has("noxfile.py"):
-        checks.append(Check(name="nox", run="nox", origin="detected"))
-    if root.has("ruff.toml", ".ruff.toml") or root.tool("ruff"):
-        checks.append(Check(name="ruff", run="ruff check .", timeout=300, origin="detected"))
-    elif root.has(".flake8") or root.ini_section("setup.cfg", "flake8") or root.ini_section("tox.ini", "flake8"):
-        checks.append(Check(name="flake8", run="python -m flake8", timeout=300, origin="detected"))
-    mypy_ini = next((f for f in ("mypy.ini", ".mypy.ini") if root.has(f)), None)
-    if mypy_ini or root.tool("mypy") or root.ini_section("setup.cfg", "mypy"):
-        mypy_conf = root.text(mypy_ini) if mypy_ini else root.text("pyproject.toml") + root.text("setup.cfg")
-        configured_files = re.search(r"^\s*files\s*=", mypy_conf, re.M) is not None
-        checks.append(Check(name="mypy", run="python -m mypy" + ("" if configured_files else " ."), origin="detected"))
+    if ruff:
+        checks.append(Check(name="ruff", run="ruff check --no-fix .", timeout=300, origin="detected", source=ruff))
+    elif flake8:
+        # Its walk would descend into ai-fix's own environment, which the project's own excludes cannot know of.
+        run = f"python -m flake8 --extend-exclude={ENV_DIR},node_modules"
+        checks.append(Check(name="flake8", run=run, timeout=300, origin="detected", source=flake8))
+    if (mypy := mypy_check(root)) is not None:
+        checks.append(Check(name="mypy", run=mypy.run, origin="detected", source=mypy.source))
     return checks
 
 
 def _test_folder(root: Root) -> tuple[str | None, bool]:
-    """(the `tests/` or `test/` folder holding test_*.py files, whether they are written for unittest alone)."""
-    for folder in ("tests", "test"):
-        if not root.has(folder):
+    """(the folder holding test_*.py files: `tests/`, `test/`, else the package's own `tests/` (`toolz/tests/`);
+    whether they are written for unittest alone)."""
+    for folder in ("tests", "test", *(f"{package}/tests" for package in packages(root))):
+        if "/" not in folder and not root.has(folder):
             continue
         files = [
             p for p in root.files.list_dir(folder) if p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")
@@ -116,24 +115,37 @@ def _node(root: Root) -> list[Check]:
     checks: list[Check] = []
     test = scripts.get("test")
     if isinstance(test, str) and _NPM_PLACEHOLDER not in test:
-        checks.append(Check(name="npm-test", run=f"{runner} test", origin="detected"))
+        checks.append(
+            Check(name="npm-test", run=f"{runner} test", origin="detected", source="package.json scripts.test")
+        )
     if isinstance(scripts.get("lint"), str):
-        checks.append(Check(name="npm-lint", run=f"{runner} run lint", timeout=300, origin="detected"))
+        checks.append(
+            Check(
+                name="npm-lint",
+                run=f"{runner} run lint",
+                timeout=300,
+                origin="detected",
+                source="package.json scripts.lint",
+            )
+        )
     return checks
 
 
 def _go(root: Root) -> list[Check]:
-    return [Check(name="go-test", run="go test ./...", origin="detected")] if root.has("go.mod") else []
+    return (
+        [Check(name="go-test", run="go test ./...", origin="detected", source="go.mod")] if root.has("go.mod") else []
+    )
 
 
 def _rust(root: Root) -> list[Check]:
-    return [Check(name="cargo-test", run="cargo test", origin="detected")] if root.has("Cargo.toml") else []
+    check = Check(name="cargo-test", run="cargo test", origin="detected", source="Cargo.toml")
+    return [check] if root.has("Cargo.toml") else []
 
 
 def _make(root: Root) -> list[Check]:
     makefile = next((m for m in ("GNUmakefile", "makefile", "Makefile") if root.has(m)), None)
     if makefile and re.search(r"^test\s*:", root.text(makefile), re.M):
-        return [Check(name="make-test", run="make test", origin="detected")]
+        return [Check(name="make-test", run="make test", origin="detected", source=f"{makefile} test target")]
     return []
 
 

@@ -64,6 +64,8 @@ class Check(BaseModel):
     timeout: int = 600
     """Seconds before the whole process tree is killed."""
     origin: Literal["config", "issue", "detected"] = "config"
+    source: str = ""
+    """Where a detected check came from (`tox.ini [testenv] commands`, a CI workflow's step, `pyproject.toml [tool.ruff]`)."""
     run_tests: str | None = None
     """How to run only some tests: a command with a `{tests}` placeholder for the test files (runners other than
     pytest and unittest, whose commands ai-fix derives itself); used to reproduce the report on the base commit."""
@@ -81,8 +83,13 @@ class Budget(BaseModel):
 SETUP_INPUTS: tuple[str, ...] = (
     "requirements*.txt",
     "requirements/*.txt",
+    "*requirements*.txt",
+    "tests/requirements*.txt",
+    "test/requirements*.txt",
     "poetry.lock",
     "uv.lock",
+    "pdm.lock",
+    "npm-shrinkwrap.json",
     "package-lock.json",
     "pnpm-lock.yaml",
     "yarn.lock",
@@ -167,6 +174,8 @@ class TaskContract(BaseModel):
     scope: Scope = Field(default_factory=Scope)
     checks: list[Check] = Field(default_factory=list)
     setup: list[str] = Field(default_factory=list)
+    setup_sources: list[str] = Field(default_factory=list)
+    """Where each detected setup command came from, in the order of `setup` (empty for a configured setup)."""
     setup_origin: Literal["config", "detected"] = "config"
     """`detected` when `.github/ai-fix.yml` names no setup and ai-fix found it in the repository."""
     setup_secrets: list[str] = Field(default_factory=list)

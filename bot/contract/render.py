@@ -9,6 +9,7 @@ from string import Template
 import yaml
 
 from bot.contract.models import Check, TaskContract
+from bot.contract.pysetup import readable
 from bot.contract.templates import template
 from bot.markdown import code_block, code_span, inert_line, inert_quote
 
@@ -27,9 +28,14 @@ def _cap(body: str) -> str:
     return body[: MAX_COMMENT_CHARS - 60] + "\n\n… (truncated: the full contract is in the job's evidence)"
 
 
+FALLBACK = " (when pip cannot install the project: its dependencies, and its source first on the import path)"
+
+
 def _checks_table(checks: list[Check]) -> str:
     rows = [
-        f"| {c.name} | {code_span(c.run).replace('|', chr(92) + '|')} | {c.timeout} s | {c.origin} |" for c in checks
+        f"| {c.name} | {code_span(c.run).replace('|', chr(92) + '|')} | {c.timeout} s | "
+        f"{c.origin}{': ' + inert_line(c.source).replace('|', chr(92) + '|') if c.source else ''} |"
+        for c in checks
     ]
     return "\n".join(["| check | command | timeout | from |", "|---|---|---|---|", *rows])
 
@@ -77,7 +83,17 @@ def render_contract_comment(contract: TaskContract) -> str:
     if c.setup:
         origin = " (detected; `setup:` in `.github/ai-fix.yml` replaces it)" if c.setup_origin == "detected" else ""
         secrets = f"; setup secrets: {', '.join(map(code_span, c.setup_secrets))}" if c.setup_secrets else ""
-        out += ["", f"**Setup**{origin}: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network}{secrets})"]
+        if c.setup_sources:
+            out += ["", f"**Setup**{origin} (network: {c.sandbox.network}{secrets}):", ""]
+            out += [
+                f"- {code_span(readable(cmd))}{FALLBACK if readable(cmd) != cmd else ''} ← {inert_line(src)}"
+                for cmd, src in zip(c.setup, c.setup_sources, strict=False)
+            ]
+        else:
+            out += [
+                "",
+                f"**Setup**{origin}: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network}{secrets})",
+            ]
     out += [
         "",
         f"**Budget**: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, at most "

@@ -117,7 +117,9 @@ def _harness(run: RunInput, kit: Toolkit) -> Iterator[Harness]:
         allowed = [n for n in provided if secret_allowed(repo, kit.setup_secret_repos.get(n, ()))]
         setup_env = {name: kit.setup_secrets[name] for name in allowed}
         withheld = [n for n in provided if n not in allowed]
-        checks: Checks = SandboxChecks(sandbox, contract, secrets, setup_env, withheld=withheld, repo=repo)
+        checks: Checks = SandboxChecks(
+            sandbox, contract, secrets, setup_env, withheld=withheld, repo=repo, described=workspace.describe()
+        )
     except SandboxUnavailable as exc:
         # The loop ends it as an environment error, with its trace, before any model turn.
         checks = Unavailable(str(exc))

@@ -106,6 +106,6 @@ def guess_failure(result: RunResult) -> str:
     setup = result.setup
     if setup is None:
         return ""
-    last = setup.last_lines.splitlines()[-1] if setup.last_lines.strip() else "no output"
+    last = setup.error or (setup.last_lines.splitlines()[-1] if setup.last_lines.strip() else "no output")
     exit_code = "killed" if setup.exit_code is None else f"exit {setup.exit_code}"
     return f"{code_span(setup.failed_command)} ({exit_code}): {inert_line(last)}"

@@ -342,7 +342,8 @@ def _risks(result: RunResult) -> str:
     if result.setup and result.setup.guess_failed:
         found.append(
             f"- The setup ai-fix guessed failed, {guess_failure(result)}; the checks ran in the environment as it "
-            "was. Add `setup:` to `.github/ai-fix.yml` if the project needs one."
+            "was. Add `setup:` to `.github/ai-fix.yml` if the project needs one"
+            + (f", starting from {code_span(result.setup.fix)}." if result.setup.fix else ".")
         )
     if (c := result.cost).usd is None:
         tokens = f"{c.input_tokens + c.cache_read_tokens + c.cache_write_tokens:,} in, {c.output_tokens:,} out"

@@ -3,9 +3,12 @@
 The sandbox sees the host's system directories read-only (not the whole root: home directories,
 /tmp, /srv and other jobs' workspaces stay out), the workspace writable at /workspace, a fresh
 tmpfs /tmp, no network (unless the command is setup and the config allows it), its own pid, ipc
-and uts namespaces, and an environment built from the allowlist only. bwrap itself starts with an
-empty environment (else its first process would expose ai-fix's environment at /proc/1/environ).
-Commands run as a non-root uid under rlimits for processes, address space and CPU time.
+and uts namespaces, a writable tmpfs /dev/shm (multiprocessing's semaphores and queues live there),
+and an environment built from the allowlist only. bwrap itself starts with an empty environment (else
+its first process would expose ai-fix's environment at /proc/1/environ). Commands run as a non-root
+uid under rlimits for processes and CPU time; memory is limited by what the command's processes hold
+resident, watched from the host (`bot.sandbox.memory`), not by an address-space rlimit, which V8, Go
+and the JVM reserve far past what they use.
 
 The programs the job's commands name are found as the host's PATH finds them: their folders and the
 interpreters behind them are mounted read-only (`bot.sandbox.toolchain`), so checks run the same
@@ -112,7 +115,10 @@ class BwrapSandbox:
         if reason:
             raise SandboxUnavailable(reason)
         grant_workspace(self.workspace, self.identity)
-        self.toolchain = resolve_toolchain(self.job.commands, self._path)
+        rustup_home = self._env.get("RUSTUP_HOME") or os.environ.get("RUSTUP_HOME")
+        self.toolchain = resolve_toolchain(
+            self.job.commands, self._path, rustup_home=Path(rustup_home) if rustup_home else None
+        )
         if self.job.cache_dir is not None:
             private_dir(self.job.cache_dir, self.identity)
         self._artifacts = private_dir(Path(tempfile.mkdtemp(prefix="ai-fix-bwrap-")), self.identity)
@@ -133,6 +139,10 @@ class BwrapSandbox:
             "/proc",
             "--dev",
             "/dev",
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
             "--perms",
             "1777",
             "--tmpfs",
@@ -175,7 +185,6 @@ class BwrapSandbox:
         args += [
             shutil.which("prlimit") or "prlimit",
             f"--nproc={self.config.pids}",
-            f"--as={self.config.memory_mb << 20}",
             f"--cpu={int(timeout) + 1}",
             "--core=0",
             "--",
@@ -197,11 +206,11 @@ class BwrapSandbox:
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         caches = SETUP_CACHE_ENV if setup and self.job.cache_dir is not None else None
-        full_env = host_sandbox_env(WORKDIR, self.toolchain.front, self._env, caches, env)
+        full_env = host_sandbox_env(WORKDIR, self.toolchain.front, self.toolchain.env, self._env, caches, env)
         argv = self.argv(command, timeout=timeout, setup=setup, env=full_env)
         # An empty environment for bwrap itself: see the module docstring. Killing bwrap kills its
         # init (--die-with-parent), which takes the whole pid namespace along.
-        return run_process(argv, env={}, timeout=timeout, output_cap=output_cap, config=self.config)
+        return run_process(argv, env={}, timeout=timeout, output_cap=output_cap, config=self.config, watch_memory=True)
 
     def restore_setup(self) -> str | None:
         return None

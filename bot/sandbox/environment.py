@@ -33,7 +33,13 @@ toolchains elsewhere are mounted one by one."""
 def project_env(workdir: str) -> dict[str, str]:
     """The package managers' stores inside the workspace's environment folder (absolute paths, as Go requires)."""
     base = f"{workdir}/{ENV_DIR}"
-    return {"GOMODCACHE": f"{base}/go/mod", "GOFLAGS": "-modcacherw", "CARGO_HOME": f"{base}/cargo"}
+    # GOCACHE too: under HOME (a fresh /tmp for every bwrap command) every check would build the standard library again.
+    return {
+        "GOMODCACHE": f"{base}/go/mod",
+        "GOCACHE": f"{base}/go/cache",
+        "GOFLAGS": "-modcacherw",
+        "CARGO_HOME": f"{base}/cargo",
+    }
 
 
 def venv_first(workdir: str, path: str) -> str:

@@ -13,7 +13,7 @@ KILL_GRACE_S = 5.0
 def killed_reason(exit_code: int | None, *, oom_killed: bool, config: SandboxConfig) -> str | None:
     """Why a finished command was killed by a limit, or None when it exited on its own."""
     if oom_killed:
-        return f"killed by the out-of-memory killer: the sandbox's {config.memory_mb} MiB memory limit"
+        return f"killed (memory limit {config.memory_mb} MiB): the out-of-memory killer ended it"
     if exit_code in (128 + signal.SIGKILL, -signal.SIGKILL):
         return f"killed by SIGKILL: most likely the {config.memory_mb} MiB memory or {config.pids} process limit"
     if exit_code in (128 + signal.SIGXCPU, -signal.SIGXCPU):

@@ -4,8 +4,9 @@ For every program a command runs (its first word, and the first word after `&&`,
 past `env` and `VAR=value` assignments) that the host's PATH finds outside the system folders, the
 sandbox gets: the folder it is in; a virtual environment it belongs to (`pyvenv.cfg` beside its
 `bin`) and the interpreter that environment was made from; the installation a link points into (a
-venv's `python` → `~/.pyenv/versions/3.12.4`, `npm` → its package under `node_modules`); and, for a script, the interpreter its `#!`
-line names, found the same way. A Python reached through a shim (pyenv's) is asked where it
+venv's `python` → `~/.pyenv/versions/3.12.4`, `npm` → its package under `node_modules`, `go` → its GOROOT); for a
+script, the interpreter its `#!` line names, found the same way; and for rustup's proxies (`cargo`, `rustc`), rustup's
+home with its toolchains, named by `RUSTUP_HOME` inside (the sandbox's HOME is not the user's). A Python reached through a shim (pyenv's) is asked where it
 really lives; that folder goes first on PATH, so the shim is never needed inside. Only programs
 the commands name are looked at, and only read-only: a repository cannot widen this beyond the
 operator's own PATH.
@@ -67,6 +68,8 @@ class Toolchain:
     """Folders to put before the host's PATH (real interpreters found behind shims)."""
     missing: list[str] = field(default_factory=list)
     """Programs the host's PATH does not have at all."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables that tell a toolchain where its home is (`RUSTUP_HOME`), since the sandbox's HOME is not the user's."""
 
     def add(self, path: Path) -> None:
         if is_system(path) or not path.is_dir() or _too_wide(path) or any(path.is_relative_to(m) for m in self.mounts):
@@ -86,7 +89,10 @@ def _installation(real: Path) -> Path:
         return Path(*real.parts[: i + 2])
     prefix = real.parent.parent if real.parent.name == "bin" else real.parent
     installed = (
-        (prefix / "pyvenv.cfg").is_file() or any(prefix.glob("lib/python3*")) or (prefix / "lib/node_modules").is_dir()
+        (prefix / "pyvenv.cfg").is_file()
+        or any(prefix.glob("lib/python3*"))
+        or (prefix / "lib/node_modules").is_dir()
+        or (prefix / "src/runtime").is_dir()  # a Go installation: `go` finds its GOROOT from where it is
     )
     return prefix if installed else real.parent
 
@@ -122,27 +128,40 @@ def _ask_python(executable: Path) -> Path | None:
     return real if done.returncode == 0 and real.is_absolute() and real.exists() else None
 
 
-def _follow(chain: Toolchain, executable: Path, path: str, depth: int = 0) -> None:
+def _rustup_home(chain: Toolchain, rustup_home: Path) -> None:
+    """rustup's proxies (`cargo`, `rustc`) choose the toolchain from its home: its settings and toolchains."""
+    if rustup_home.is_dir() and not is_system(rustup_home):
+        chain.add(rustup_home)
+        chain.env["RUSTUP_HOME"] = str(rustup_home)
+
+
+def _follow(chain: Toolchain, executable: Path, path: str, rustup_home: Path, depth: int = 0) -> None:
     if depth > MAX_DEPTH or is_system(executable):
         return
     chain.add(executable.parent)
     if (home := _venv_home(executable.parent)) is not None:
         chain.add(executable.parent.parent)
-        _follow(chain, home / "python3", path, depth + 1)
+        _follow(chain, home / "python3", path, rustup_home, depth + 1)
     real = executable.resolve()
-    if real != executable or _PYTHON.match(executable.name):
+    if real.name == "rustup":
+        _rustup_home(chain, rustup_home)
+    if real != executable or _PYTHON.match(executable.name) or executable.name == "go":
         chain.add(_installation(real))
     interpreter = _shebang(real)
     if interpreter[:1] == ["/usr/bin/env"] and len(interpreter) > 1:
         found = shutil.which(interpreter[1], path=path)
         if found:
-            _follow(chain, Path(found), path, depth + 1)
+            _follow(chain, Path(found), path, rustup_home, depth + 1)
     elif interpreter:
-        _follow(chain, Path(interpreter[0]), path, depth + 1)
+        _follow(chain, Path(interpreter[0]), path, rustup_home, depth + 1)
 
 
-def resolve_toolchain(commands: Iterable[str], path: str) -> Toolchain:
-    """What bwrap must mount so `commands` find what a shell with this PATH finds."""
+def resolve_toolchain(commands: Iterable[str], path: str, *, rustup_home: Path | None = None) -> Toolchain:
+    """What bwrap must mount so `commands` find what a shell with this PATH finds.
+
+    `rustup_home`: where rustup keeps its toolchains on the host (`RUSTUP_HOME`, else `~/.rustup`).
+    """
+    rustup_home = rustup_home or Path.home() / ".rustup"
     chain = Toolchain()
     for program in programs(commands):
         exe = next((Path(d) / program for d in chain.front if (Path(d) / program).is_file()), None)
@@ -154,7 +173,7 @@ def resolve_toolchain(commands: Iterable[str], path: str) -> Toolchain:
         if _PYTHON.match(program) and _shebang(exe.resolve()) and (real := _ask_python(exe)) is not None:
             chain.front.append(str(real.parent))
             exe = real
-        _follow(chain, exe, path)
+        _follow(chain, exe, path, rustup_home)
     return chain
 
 

@@ -75,6 +75,13 @@ class Workspace:
         with self._git.scratch_index() as env:
             return self._git.staged_stats(against or self.base_sha, env)
 
+    def describe(self) -> str:
+        """`git describe --tags --long --always` of the evidence base (what a VCS version plugin reads), "" on error."""
+        done = self.git(
+            "describe", "--tags", "--long", "--always", "--match", "*[0-9]*", self.evidence_base, check=False
+        )
+        return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+
     def read_base(self, path: str) -> bytes | None:
         """A file's bytes at the base commit, None when it did not exist there (the gate's base reader)."""
         done = self.git("cat-file", "blob", f"{self.base_sha}:{path}", check=False)

@@ -264,3 +264,19 @@ def test_detected_checks_the_environment_cannot_run_are_set_aside_and_configured
     assert base.results[1].reason.startswith("the environment cannot run it: command not found: no-such-ruff")
     assert [r.name for r in later.results] == ["pytest", "lint"], "a set-aside check is not run again"
     assert [r.name for r in named.results] == ["pytest"]
+
+
+@pytest.mark.bwrap
+def test_setup_gets_the_version_git_would_give_and_the_checks_do_not(tmp_path: Path) -> None:
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    task = contract(setup=["echo $SETUPTOOLS_SCM_PRETEND_VERSION $PDM_BUILD_SCM_VERSION > version.txt"])
+    box = open_test_sandbox("bwrap", tmp_path)
+    try:
+        report = SandboxChecks(box, task, [], described="v2.3.0-4-gabc1234").setup()
+        checks = box.exec('echo "[$SETUPTOOLS_SCM_PRETEND_VERSION]"', timeout=10)
+    finally:
+        box.close()
+    assert report.status == "ran" and report.searched == 0, "a version is not a secret: nothing was searched"
+    assert (tmp_path / "version.txt").read_text() == "2.3.1.dev4+gabc1234 2.3.1.dev4+gabc1234\n"
+    assert checks.output == "[]\n"

@@ -26,11 +26,40 @@ def test_contract_prints_json_and_exits_0_ready_or_not(tmp_path: Path) -> None:
     data = json.loads(ready.stdout)
     assert data["status"] == "ready"
     assert data["checks"] == [
-        {"name": "pytest", "run": "python -m pytest -q", "timeout": 600, "origin": "detected", "run_tests": None}
+        {
+            "name": "pytest",
+            "run": "python -m pytest -q",
+            "timeout": 600,
+            "origin": "detected",
+            "source": "pyproject.toml [tool.pytest]",
+            "run_tests": None,
+        }
     ]
     issue.write_text("# Make it nicer\n")
     vague = run("contract", "--repo", str(repo), "--issue", str(issue))
     assert vague.returncode == 0 and json.loads(vague.stdout)["status"] == "needs_clarification"
+
+
+def test_contract_shows_where_each_detected_setup_command_and_check_came_from(tmp_path: Path) -> None:
+    tox = "[testenv]\nextras = testing\ncommands = pytest {posargs:tests}\n"
+    pyproject = "[project]\nname = 'x'\n[project.optional-dependencies]\ntesting = ['pytest']\n[tool.ruff]\n"
+    hooks = (
+        "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.11.9\n    hooks: [{id: ruff}]\n"
+    )
+    files = {"pyproject.toml": pyproject, "tox.ini": tox, ".pre-commit-config.yaml": hooks, "tests/test_a.py": ""}
+    repo = make_repo(tmp_path / "repo", files)
+    issue = tmp_path / "issue.md"
+    issue.write_text("# Empty input crashes\n\n## Acceptance criteria\n- `parse('')` returns `[]`\n")
+    data = json.loads(run("contract", "--repo", str(repo), "--issue", str(issue)).stdout)
+    assert [(c["name"], c["run"], c["source"]) for c in data["checks"]] == [
+        ("pytest", "python -m pytest tests", "tox.ini [testenv] commands"),
+        ("ruff", "ruff check --no-fix .", "pyproject.toml [tool.ruff]"),
+    ]
+    assert len(data["setup_sources"]) == len(data["setup"]) == 3
+    assert data["setup_sources"][0] == "ai-fix: the project's own environment"
+    assert "the extras for tests" in data["setup_sources"][1] and "tox.ini [testenv] extras" in data["setup_sources"][1]
+    assert data["setup"][2].startswith(".ai-fix-env/venv/bin/python -m pip install ruff==0.11.9 ")
+    assert data["setup_sources"][2] == "the ruff check, pinned by the project to 0.11.9"
 
 
 def test_contract_exits_2_on_usage_and_config_errors(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.bwrap
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AIFIX_WORK_DIR", str(tmp_path / "work"))
     monkeypatch.setenv("AIFIX_SANDBOX", "bwrap")
-    monkeypatch.setenv("AIFIX_ANTHROPIC_API_KEY", "sk-ant-cli-test-key-0000000000")
+    monkeypatch.setenv("AIFIX_ANTHROPIC_API_KEY", "sk-ant-cli-test-key-zqxjvkwpb")
     (tmp_path / "issue.md").write_text(sample_issue())
     return tmp_path
 

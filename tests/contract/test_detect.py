@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.contract.build import build_contract, snapshot_from_markdown
 from bot.contract.detect import detect_checks
 from bot.contract.files import LocalRepoFiles, WorkTreeFiles
 from bot.errors import ConfigError
@@ -17,13 +18,22 @@ ECOSYSTEMS = [
             "pyproject.toml": "[project]\nname='x'\n[tool.pytest.ini_options]\n[tool.ruff]\n[tool.mypy]\nfiles = ['src']\n",
             "src/x.py": "",
         },
-        [("pytest", "python -m pytest -q"), ("ruff", "ruff check ."), ("mypy", "python -m mypy")],
+        [("pytest", "python -m pytest -q"), ("ruff", "ruff check --no-fix ."), ("mypy", "python -m mypy")],
         id="python pyproject: pytest, ruff, mypy with files",
     ),
     pytest.param(
-        {"setup.py": "", "setup.cfg": "[flake8]\nmax-line-length=100\n[mypy]\n", "tests/test_a.py": ""},
-        [("pytest", "python -m pytest -q"), ("flake8", "python -m flake8"), ("mypy", "python -m mypy .")],
-        id="python setup.cfg: tests dir, flake8, mypy",
+        {
+            "setup.py": "",
+            "setup.cfg": "[flake8]\nmax-line-length=100\n[mypy]\n",
+            "tests/test_a.py": "",
+            "x/__init__.py": "",
+        },
+        [
+            ("pytest", "python -m pytest -q"),
+            ("flake8", "python -m flake8 --extend-exclude=.ai-fix-env,node_modules"),
+            ("mypy", "python -m mypy x"),
+        ],
+        id="python setup.cfg: tests dir, flake8, mypy on the package",
     ),
     pytest.param(
         {"tests/__init__.py": "", "tests/test_calc.py": "import unittest\n\nclass T(unittest.TestCase): ...\n"},
@@ -117,3 +127,82 @@ def test_ambiguous_default_branch_says_how_to_fix(tmp_path: Path) -> None:
     git(repo, "branch", "two")
     with pytest.raises(ConfigError, match="cannot tell the default branch.*one, two"):
         LocalRepoFiles(repo)
+
+
+NOXFILE = """import nox
+
+
+@nox.session(python=["3.11", "3.12"])
+def tests(session: nox.Session) -> None:
+    session.install("-e", ".[test]", "pytest-xdist")
+    session.install("-r", "tests/requirements.txt")
+    session.run("pytest", "-n", "auto", "tests/unit", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check")
+"""
+
+WORKFLOW = """\
+name: CI
+on: [push]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pipx run ruff check
+  test:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python: ["3.11", "3.12"]
+    steps:
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{ matrix.python }}
+      - name: Install
+        run: |
+          python -m pip install --upgrade pip
+          pip install -e .[tests] pytest-randomly
+      - name: Test
+        run: >
+          coverage run -m pytest tests
+          --cov-report=xml --junitxml=junit.xml -p no:randomly
+"""
+
+
+def test_nox_s_test_session_gives_the_command_and_what_it_installs(tmp_path: Path) -> None:
+    files = {"pyproject.toml": "[project]\nname='x'\n[project.optional-dependencies]\ntest=['pytest']\n",
+             "noxfile.py": NOXFILE, "tests/requirements.txt": "hypothesis\n"}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", files)
+    contract = build_contract(snapshot_from_markdown("# x\n\n- a\n", str(repo)), LocalRepoFiles(repo))
+    [pytest_check] = contract.checks
+    assert (pytest_check.run, pytest_check.source) == (
+        "python -m pytest -n auto tests/unit",
+        "noxfile.py session tests commands",
+    )
+    install = contract.setup[1].split(" > ", 1)[0]
+    assert install == ".ai-fix-env/venv/bin/python -m pip install -e '.[test]' pytest-xdist -r tests/requirements.txt"
+    assert "noxfile.py session tests deps" in contract.setup_sources[1]
+
+
+def test_the_ci_s_test_step_wins_with_its_own_paths_and_without_coverage_and_junit(tmp_path: Path) -> None:
+    files = {"pyproject.toml": "[project]\nname='x'\n[project.optional-dependencies]\ntests=['pytest']\n",
+             "tox.ini": "[testenv]\ncommands = pytest other\n", ".github/workflows/ci.yml": WORKFLOW}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", files)
+    contract = build_contract(snapshot_from_markdown("# x\n\n- a\n", str(repo)), LocalRepoFiles(repo))
+    [check] = contract.checks
+    assert check.run == "python -m pytest tests -p no:randomly"
+    assert check.source == '.github/workflows/ci.yml job test step "Test"'
+    install = contract.setup[1].split(" > ", 1)[0]
+    assert install == ".ai-fix-env/venv/bin/python -m pip install -e '.[tests]' pytest-randomly"
+    assert '.github/workflows/ci.yml job test step "Install"' in contract.setup_sources[1]
+
+
+def test_a_config_section_is_read_only_when_it_is_the_tool_s_own(tmp_path: Path) -> None:
+    setup_cfg = "[bumpversion]\ncurrent_version = 1.0\nfiles = setup.py\n[mypy]\nstrict = True\n"
+    repo = make_repo(tmp_path / "repo", {"setup.py": "", "setup.cfg": setup_cfg, "pkg/__init__.py": ""})
+    [mypy] = [c for c in detect_checks(LocalRepoFiles(repo)) if c.name == "mypy"]
+    assert (mypy.run, mypy.source) == ("python -m mypy pkg", "setup.cfg [mypy], on the package")

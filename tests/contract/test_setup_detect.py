@@ -13,9 +13,16 @@ from bot.contract.render import render_contract_comment
 from bot.errors import ConfigError
 from tests.support.repos import make_repo
 
-VENV = "mkdir -p .ai-fix-env && printf '*\\n' > .ai-fix-env/.gitignore && python3 -m venv .ai-fix-env/venv"
+VENV = (
+    "mkdir -p .ai-fix-env && printf '*\\n' > .ai-fix-env/.gitignore && python3 -m venv --upgrade-deps .ai-fix-env/venv"
+)
 PIP = ".ai-fix-env/venv/bin/python -m pip install"
 ISSUE = "# Crash on empty input\n\n## Acceptance criteria\n- `parse('')` returns `[]`\n"
+
+
+def installs(setup: list[str]) -> list[str]:
+    """The commands without what follows a pip install's output going to its log (the way without the project)."""
+    return [command.split(" > .ai-fix-env/install.log", 1)[0] for command in setup]
 
 
 def tool(name: str, check: str | None = None) -> str:
@@ -74,8 +81,8 @@ def test_setup_is_detected_from_the_repositorys_files(
 ) -> None:
     repo = make_repo(tmp_path / "repo", files)
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
-    assert contract.setup == expected
-    assert contract.setup_origin == "detected"
+    assert installs(contract.setup) == expected
+    assert contract.setup_origin == "detected" and len(contract.setup_sources) == len(expected)
     if expected:
         assert contract.sandbox.network == "setup", "detected setup installs: it gets the setup phase's network"
         assert contract.provenance.sources["setup"].startswith("detected in main@")
@@ -92,7 +99,7 @@ def test_the_configs_setup_wins_and_an_empty_one_opts_out(tmp_path: Path) -> Non
     ):
         repo = make_repo(tmp_path / origin / str(len(setup)), {**files, ".github/ai-fix.yml": config})
         contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
-        assert (contract.setup, contract.setup_origin) == (setup, origin), config
+        assert (installs(contract.setup), contract.setup_origin) == (setup, origin), config
 
 
 def test_a_network_the_config_sets_is_kept_for_detected_setup(tmp_path: Path) -> None:
@@ -129,15 +136,17 @@ def test_the_contract_comment_says_the_setup_was_detected_and_names_the_secrets_
     )
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
     comment = render_contract_comment(contract)
-    assert "**Setup** (detected; `setup:` in `.github/ai-fix.yml` replaces it): `yarn install --immutable`" in comment
-    assert "(network: setup; setup secrets: `NPM_TOKEN`)" in comment
+    assert (
+        "**Setup** (detected; `setup:` in `.github/ai-fix.yml` replaces it) (network: setup; setup secrets: "
+        "`NPM_TOKEN`):\n\n- `yarn install --immutable` ← yarn.lock"
+    ) in comment
 
 
 def test_a_configured_checks_tool_is_installed_by_the_guess(tmp_path: Path) -> None:
     config = "checks:\n  - name: tests\n    run: env PYTEST_ADDOPTS= python -m pytest -q tests\n"
     repo = make_repo(tmp_path / "repo", {"setup.py": "", "tests/t.py": "", ".github/ai-fix.yml": config})
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
-    assert contract.setup == [VENV, f"{PIP} -e .", tool("pytest", "tests")]
+    assert installs(contract.setup) == [VENV, f"{PIP} -e .", tool("pytest", "tests")]
 
 
 @pytest.mark.parametrize(
@@ -165,3 +174,14 @@ def test_without_network_requirement_files_alone_are_not_guessed(tmp_path: Path)
     repo = make_repo(tmp_path / "repo", {"requirements.txt": "requests\n", ".github/ai-fix.yml": config})
     contract = build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo))
     assert contract.setup == []
+
+
+def test_the_contract_comment_shows_a_detected_install_as_a_person_reads_it_with_its_source(tmp_path: Path) -> None:
+    files = {"pyproject.toml": "[project]\nname = 'x'\n[project.optional-dependencies]\ntest = ['pytest']\n"}
+    repo = make_repo(tmp_path / "repo", {**files, "tests/test_a.py": ""})
+    comment = render_contract_comment(build_contract(snapshot_from_markdown(ISSUE, str(repo)), LocalRepoFiles(repo)))
+    assert (
+        f"- `{PIP} -e '.[test]'` (when pip cannot install the project: its dependencies, and its source first on the "
+        "import path) ← the project's manifest, the extras for tests"
+    ) in comment
+    assert "install.log" not in comment

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,35 @@ def test_checks_find_the_python_of_the_users_shell_without_any_setting(
     assert where.exit_code == 0, where.output
     assert where.output.splitlines()[0] == str(env) and "pytest 9.2.0" in where.output
     assert lint.exit_code == 127 and "not on this host's PATH either" in advice
+
+
+def test_rustup_s_proxies_bring_rustup_s_home(tmp_path: Path) -> None:
+    rustup = executable(tmp_path / "cargo-home" / "bin" / "rustup", "#!/bin/sh\n")
+    (rustup.parent / "cargo").symlink_to("rustup")
+    home = tmp_path / "rustup-home"
+    (home / "toolchains").mkdir(parents=True)
+    chain = resolve_toolchain(["cargo test"], f"{rustup.parent}:/usr/bin", rustup_home=home)
+    assert rustup.parent in chain.mounts and home in chain.mounts
+    assert chain.env == {"RUSTUP_HOME": str(home)}
+    assert resolve_toolchain(["cargo test"], f"{rustup.parent}:/usr/bin", rustup_home=tmp_path / "none").env == {}
+
+
+@pytest.mark.bwrap
+def test_cargo_managed_by_rustup_runs_under_bwrap(tmp_path: Path) -> None:
+    """The machine's own rustup (`~/.cargo/bin/cargo` → rustup, its toolchains in `~/.rustup`), no setting."""
+    if skip_reason("bwrap"):
+        pytest.skip(f"this machine cannot run bwrap: {skip_reason('bwrap')}")
+    cargo = shutil.which("cargo")
+    if cargo is None or Path(cargo).resolve().name != "rustup":
+        pytest.skip("no rustup-managed cargo on this machine's PATH")
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "Cargo.toml").write_text('[package]\nname = "one"\nversion = "0.1.0"\nedition = "2021"\n')
+    (workspace / "src" / "lib.rs").write_text("#[test]\nfn adds() { assert_eq!(1 + 1, 2); }\n")
+    box = open_sandbox("bwrap", workspace, SandboxConfig(), job=SandboxJob(commands=("cargo test",)))
+    try:
+        tested = box.exec("cargo test --offline", timeout=300)
+    finally:
+        box.close()
+    assert tested.exit_code == 0, tested.output
+    assert "test adds ... ok" in tested.output

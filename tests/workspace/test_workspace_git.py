@@ -434,3 +434,17 @@ def test_local_mode_can_push_when_given_a_remote(
     ws.checkpoint("step")
     ws.push(remote_url=remote_url)
     assert git("rev-parse", f"refs/heads/{branch}", cwd=remote) == ws.head_sha
+
+
+def test_describe_gives_the_base_commit_s_tag_and_distance_in_clones_and_worktrees(
+    tmp_path: Path, seed_repo: Path, branch: str
+) -> None:
+    git("tag", "-a", "v1.4.0", "-m", "release", cwd=seed_repo)
+    (seed_repo / "README.md").write_text("# demo, later\n")
+    git("commit", "-q", "-am", "after the release", cwd=seed_repo)
+    sha = git("rev-parse", "--short=7", "HEAD", cwd=seed_repo).strip()
+    cloned = opening.clone(f"file://{seed_repo}", tmp_path / "job", branch=branch)
+    local = opening.local(seed_repo, tmp_path / "local-job", branch="ai-fix/local-describe")
+    for ws in (cloned, local):
+        described = ws.describe()
+        assert described.startswith("v1.4.0-1-g") and sha.startswith(described.removeprefix("v1.4.0-1-g")[:7])
