@@ -52,6 +52,10 @@ _KEY_ASSIGNMENT = re.compile(
 )
 
 
+_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:\"'<>]*:[^\s/@\"'<>]+(?=@)")
+"""The `user:password` of a URL (`https://user:password@host`), held or not: a proxy's or an index's credentials."""
+
+
 class RedactionError(AiFixError):
     """Redaction could not be completed; the caller must post nothing (fail closed)."""
 
@@ -182,6 +186,8 @@ def redact(text: str, secrets: Iterable[str] = (), *, key_values: bool = True, f
     if any(start in text for start in TOKEN_STARTS) or "authorization" in folded:
         for token in TOKEN_PATTERNS:
             text = token.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
+    if "@" in text and "://" in text:
+        text = _USERINFO.sub(lambda m: m.group(1) + MASK, text)
     if key_values and any(word in folded for word in KEY_WORDS):
         text = _KEY_ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}{m.group(2)}", text)
     return text

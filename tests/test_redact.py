@@ -127,3 +127,10 @@ def test_a_secret_written_backwards_is_masked_whole_and_in_pieces() -> None:
     for text in (f"out: {secret[::-1]}\n", f"part {secret[::-1][4:20]} of it"):
         masked = redact(text, [secret])
         assert secret[::-1][4:12] not in masked and "REDACTED" in masked, masked
+
+
+def test_the_user_and_password_of_any_url_are_masked_whether_held_or_not() -> None:
+    text = "Looking in indexes: https://ci:hunter2-pass@pypi.corp/simple; proxy socks5h://u:p4ss@10.0.0.1:1080"
+    assert redact(text) == f"Looking in indexes: https://{MASK}@pypi.corp/simple; proxy socks5h://{MASK}@10.0.0.1:1080"
+    kept = "git@github.com:o/r.git, https://pypi.org/simple, mailto:a@b.example, http://host:8080/@scope/pkg"
+    assert redact(kept) == kept
