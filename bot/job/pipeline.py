@@ -216,7 +216,7 @@ class Round:
             self.comment.move("checks")
         state = self.checkpoint.state
         changed = bool(result.head_sha) and result.head_sha != result.base_sha
-        if (changed or result.handoff.attempts_branch) and not state.delivered:
+        if (changed or result.handoff.attempts_ref) and not state.delivered:
             # A later attempt delivering a recorded run finds the checkpoints in the job directory.
             self.checkout.push(self.checkout.current())
         if changed or self.pull.pr is not None:

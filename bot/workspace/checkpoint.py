@@ -7,7 +7,7 @@ from bot.errors import PolicyViolation
 from bot.workspace.gate import PatchGate
 from bot.workspace.jobdir import restore_gitfile
 from bot.workspace.jobgit import JobGit
-from bot.workspace.overlay import keep_attempt
+from bot.workspace.overlay import attempts_ref, keep_attempt
 from bot.workspace.unwritten import discard_unwritten
 
 
@@ -48,15 +48,15 @@ def rollback(git: JobGit) -> str:
     return git.head_sha
 
 
-def save_work(git: JobGit, base_sha: str, attempts_branch: str, message: str, gate: PatchGate) -> str:
-    """Commit whatever is left so the branch holds it; a change the gate refuses is kept on `attempts_branch`
+def save_work(git: JobGit, base_sha: str, branch: str, message: str, gate: PatchGate) -> str:
+    """Commit whatever is left so the branch holds it; a change the gate refuses is kept on `branch`'s attempts ref
     and rolled back instead. "" when the work was kept on the branch (or nothing was left), else where it
     went and why."""
     try:
         checkpoint(git, base_sha, message, gate)
         return ""
     except PolicyViolation as exc:
-        kept = keep_attempt(git, attempts_branch, f"{message}\n\nNot kept on the branch: {exc}\n")
+        kept = keep_attempt(git, branch, f"{message}\n\nNot kept on the branch: {exc}\n")
         rollback(git)
-        where = f"kept on branch {attempts_branch}" if kept else "dropped"
+        where = f"kept on {attempts_ref(branch)}" if kept else "dropped"
         return f"changes outside the policy were {where} ({exc})"

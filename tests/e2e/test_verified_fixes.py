@@ -103,7 +103,7 @@ def test_an_accepted_fix_with_its_own_reproducing_test_names_it_in_the_evidence(
     assert [r["conclusion"] for r in world.github.check_runs if r["head_sha"] == head] == ["success"]
 
 
-def test_a_rolled_back_run_hands_off_in_the_issue_comment_with_the_attempts_on_a_branch(world: World) -> None:
+def test_a_rolled_back_run_hands_off_in_the_issue_comment_with_the_attempts_on_a_ref(world: World) -> None:
     wrong = call(
         "str_replace_based_edit_tool", command="str_replace", path="calc.py",
         old_str="    return a - b", new_str="    return a * b",
@@ -122,8 +122,9 @@ def test_a_rolled_back_run_hands_off_in_the_issue_comment_with_the_attempts_on_a
     assert [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 43] == [], "nothing to push"
     comment = comment_of(world, 43)
     assert "#### Handoff" in comment and "Is add() meant to multiply?" in comment
-    attempts = re.search(r"the attempts are on branch `([^`]+)`", comment)
+    attempts = re.search(r"the attempts are on `(refs/ai-fix/attempts/[^`]+)` \(a ref outside the branches", comment)
     assert attempts, comment
+    assert [b for b in world.git("for-each-ref", "--format=%(refname)", "refs/heads").split() if "attempt" in b] == []
     tried = comment.split("**Approaches ruled out:**")[1].split("**Next steps:**")[0]
     assert "str_replace calc.py" in tried and "(none recorded)" not in tried
     assert "What each step tried" in comment, comment
