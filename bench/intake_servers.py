@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET = "bench-secret"
+SECRET = "bench-webhook-secret-0123"  # `ai-fix serve` refuses a secret under 16 characters
 ADMIN = "bench-admin-token"
 
 
