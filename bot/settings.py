@@ -170,6 +170,16 @@ class Settings(BaseSettings):
     """Overrides every repository's `sandbox.pull` (e.g. `never` on an offline host)."""
     sandbox_snapshots: int = Field(default=3, ge=0, le=100)
     """Setup snapshots kept per repository (container backends); older ones are removed. 0 keeps none."""
+    header_timeout: float = Field(default=10.0, gt=0, le=300)
+    """Seconds a connection to `ai-fix serve` has to send a request's headers (from when it opens, or from its next
+    request's first byte); then it is closed."""
+    body_timeout: float = Field(default=10.0, gt=0, le=600)
+    """Seconds it then has to send the body (GitHub itself gives up on a delivery after 10 s)."""
+    body_budget_mb: int = Field(default=40, ge=34, le=65536)
+    """MiB of request bodies the intake holds at once, across every connection; a body beyond it is answered 503.
+    At least 34: GitHub's largest payload (25 MiB) beside the 8 MiB kept for ordinary deliveries."""
+    max_connections: int = Field(default=1000, ge=1, le=1_000_000)
+    """Connections `ai-fix serve` keeps open at once; more are answered 503 and closed (keep it below `ulimit -n`)."""
     work_dir: AbsolutePath = Path("ai-fix-work")
     """Where job workspaces and traces are kept on the host."""
     pipeline: str = "bot.commands.toolkit:delivery_pipeline"
