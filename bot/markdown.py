@@ -10,6 +10,7 @@ other than GitHub, mentions and closing keywords become code spans, shown but no
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import urlsplit
 
 GITHUB_HOSTS: tuple[str, ...] = ("github.com", "githubusercontent.com", "github.io", "githubassets.com")
@@ -69,6 +70,21 @@ def terminal_safe(text: str) -> str:
     return _TERMINAL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
+INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Hangul fillers and the braille blank render as nothing but are not format characters."""
+
+
+def invisible(ch: str) -> bool:
+    """Whether a character shows as nothing or moves the text around it: a control (but newline and tab), a format
+    character (zero-width, bidi overrides and isolates), a surrogate, a private-use or unassigned one, a filler."""
+    return ch not in "\n\t" and (unicodedata.category(ch) in ("Cf", "Cc", "Cs", "Co", "Cn") or ch in INVISIBLE_EXTRA)
+
+
+def visible(text: str) -> str:
+    """Text as a reader sees it: no terminal control sequence (ESC [31m, BEL) and no invisible character."""
+    return "".join(ch for ch in terminal_safe(text) if not invisible(ch))
+
+
 def code_block(text: str, lang: str = "") -> str:
     """A fenced block longer than any backtick run inside, so the text cannot close it early."""
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
@@ -78,7 +94,9 @@ def code_block(text: str, lang: str = "") -> str:
 
 
 def inert(text: str) -> str:
-    """Untrusted Markdown re-emitted so that it can show text and code but fetch or link nothing foreign."""
+    """Untrusted Markdown re-emitted so that it can show text and code but fetch or link nothing foreign, and hide
+    or reorder nothing (`visible`)."""
+    text = visible(text)
     out: list[str] = []
     pos = 0
     for m in _FENCE.finditer(text):
