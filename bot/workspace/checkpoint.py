@@ -4,6 +4,7 @@ what the policy allows; back to the last one; what is left at the end saved, or 
 from __future__ import annotations
 
 from bot.errors import PolicyViolation
+from bot.markdown import unlinked
 from bot.workspace.gate import PatchGate
 from bot.workspace.jobdir import restore_gitfile
 from bot.workspace.jobgit import JobGit
@@ -29,7 +30,7 @@ def checkpoint(git: JobGit, base_sha: str, message: str, gate: PatchGate | None)
         if refused:
             git.git("reset", "-q")
             raise PolicyViolation("not kept: " + "; ".join(d.reason for d in refused))
-    git.git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
+    git.git("commit", "-q", "--no-verify", "--file=-", input=unlinked(message).encode())
     if gate is not None:
         gate.written.clear()  # committed: from now on a change to these files is not the model's either
     return git.head_sha

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
+from bot.markdown import unlinked
+
 
 class GitTree(Protocol):
     """What these need of `bot.workspace.jobgit.JobGit`."""
@@ -90,7 +92,7 @@ def keep_attempt(ws: GitTree, branch: str, message: str) -> str | None:
     if tree == ws.git("rev-parse", f"{head}^{{tree}}").stdout.decode().strip():
         return None
     parent = _commit(ws, ref) or _commit(ws, remote) or head
-    sha = ws.git("commit-tree", tree, "-p", parent, input=message.encode()).stdout.decode().strip()
+    sha = ws.git("commit-tree", tree, "-p", parent, input=unlinked(message).encode()).stdout.decode().strip()
     ws.git("update-ref", ref, sha)
     return sha
 
