@@ -55,7 +55,7 @@ class RoundPipeline:
     """Runs the rounds: `issue`, `retry` and `review` jobs, and the round of a `ci` job (`bot.job.kinds`)."""
 
     def __init__(
-        self, kit: Toolkit, *, stage: ContractStage | None = None, run_link: Callable[[int], str] | None = None
+        self, kit: Toolkit, *, stage: ContractStage | None = None, run_link: Callable[[str, int], str] | None = None
     ) -> None:
         self.kit = kit
         self.stage = stage or ContractStage()
@@ -63,7 +63,7 @@ class RoundPipeline:
         """Job id → the signed link to its page in the run viewer; None when links are off."""
 
     def round(self, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None = None) -> Round:
-        run_url = self.run_link(ctx.job_id) if self.run_link else ""
+        run_url = self.run_link(ctx.store_identity(), ctx.job_id) if self.run_link else ""
         return Round(self.kit, self.stage, snapshot, ctx, round_input, run_url)
 
     def run(self, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None = None) -> JobOutcome:
