@@ -167,7 +167,7 @@ def describe(name: str, quiet: list[float], found: Phase, base_rss: float) -> No
     spread = f"{closed[0]:.1f}–{closed[-1]:.1f} s (median {statistics.median(closed):.1f})" if closed else "none"
     print(f"{name}: {len(found.closes)} attackers; answered {dict(answered)}; closed after {spread}; {still} open")
     print(
-        f"  server RSS {base_rss:.0f} MB quiet, peak {found.peak:.0f} MB (+{found.peak - base_rss:.0f} MB); "
+        f"  server RSS {base_rss:.0f} MB quiet, peak {found.peak:.0f} MB ({found.peak - base_rss:+.0f} MB); "
         f"deliveries {dict(found.statuses)} p50 {percentile(found.latencies, 50):.1f} ms "
         f"p99 {percentile(found.latencies, 99):.1f} ms (quiet: p50 {percentile(quiet, 50):.1f}, "
         f"p99 {percentile(quiet, 99):.1f})"
