@@ -1,5 +1,5 @@
 # ai-fix serve in a small image, running as a non-root user.
-#   docker build -t ai-fix . && docker run -p 8000:8000 -v ai-fix-data:/data --env-file ai-fix.env ai-fix
+#   docker build -t ai-fix . && docker run -p 127.0.0.1:8000:8000 -v ai-fix-data:/data --env-file ai-fix.env ai-fix
 # BASE: any image with python3 (3.11+, with its venv module) and apt-get: python:3.12-slim, a mirror's copy
 # of it, or Debian's own python3 (scripts/build-image.sh makes such a base locally, builds on it and checks it).
 # ai-fix goes into a venv, so a distribution's Python (pip refuses to install into it) serves as well.

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET = "bench-secret"
+SECRET = "bench-webhook-secret-0123"  # `ai-fix serve` refuses a secret under 16 characters
 ADMIN = "bench-admin-token"
 
 
@@ -77,12 +77,16 @@ def github_stub() -> str:
     return f"http://127.0.0.1:{server.server_address[1]}/"
 
 
-def start_server(database_url: str, port: int, github_url: str) -> subprocess.Popen[bytes]:
+def start_server(
+    database_url: str, port: int, github_url: str, *, env: dict[str, str] | None = None, source: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """`ai-fix serve` on `port`, intake only; `env`: more settings; `source`: the `bot` package of another source
+    tree (`git archive main | tar -x -C DIR`) instead of this one's, to compare."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
-    env = {
+    settings = {
         **os.environ,
         "AIFIX_APP_ID": "1",
         "AIFIX_PRIVATE_KEY": pem,
@@ -92,9 +96,14 @@ def start_server(database_url: str, port: int, github_url: str) -> subprocess.Po
         "AIFIX_ADMIN_TOKEN": ADMIN,
         "AIFIX_GITHUB_API_URL": github_url,
         "AIFIX_ANTHROPIC_API_KEY": "not-used-by-the-intake",  # `serve` checks the model's key at start
+        **(env or {}),
     }
+    command = [str(Path(sys.executable).parent / "ai-fix")]
+    if source is not None:
+        settings["PYTHONPATH"] = str(source)  # ahead of this tree's editable install (run from there: not the cwd's)
+        command = [sys.executable, "-m", "bot.commands.main"]
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "ai-fix"), "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
+        [*command, "serve", "--port", str(port)], env=settings, cwd=source, stderr=subprocess.DEVNULL
     )
     return wait_for_port(proc, port)
 

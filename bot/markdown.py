@@ -10,6 +10,7 @@ other than GitHub, mentions and closing keywords become code spans, shown but no
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import urlsplit
 
 GITHUB_HOSTS: tuple[str, ...] = ("github.com", "githubusercontent.com", "github.io", "githubassets.com")
@@ -20,14 +21,21 @@ _FENCE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 _CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)(?P<body>.+?)(?<!`)(?P=ticks)(?!`)", re.DOTALL)
+_CLOSES = r"(?i:\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b)\s*:?\s+"
+"""A closing keyword as GitHub reads one (`Closes`, `fixed:`), with what may follow it before the issue."""
 # Bare URLs and e-mail addresses GitHub autolinks (wherever they start), @mentions, closing keywords.
 _RISKY = re.compile(
     r"(?P<url>(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)[^\s<>`\"]+)"
     # As loose as cmark-gfm, which links `a@.b`, and after `mailto:`/`xmpp:` even `@.b`.
     r"|(?P<email>(?:(?:mailto|xmpp):[\w.+-]*|[\w.+-]+)@[\w.-]*\.[\w.-]*)"
-    r"|(?P<closing>(?i:\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b)\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+)"
+    rf"|(?P<closing>{_CLOSES}(?:[\w.-]+/[\w.-]+)?#\d+)"
     r"|(?P<mention>(?<![\w`/@.])@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
 )
+_CLOSING = re.compile(
+    rf"(?P<keyword>{_CLOSES})"
+    r"(?:(?P<repo>[\w.-]+/[\w.-]+)?#(?P<n>\d+)|(?i:gh-)(?P<gh>\d+)|(?P<url>https?://\S+?/(?:issues|pull)/(?P<u>\d+)))"
+)
+"""A closing keyword with the issue it closes: `#9`, `owner/repo#9`, `GH-9` or the issue's URL."""
 _HTML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "`": "&#96;"}
 
 
@@ -44,6 +52,20 @@ def is_github_url(url: str) -> bool:
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and any(host == h or host.endswith("." + h) for h in GITHUB_HOSTS)
+
+
+def unlinked(text: str) -> str:
+    """Plain text (a pull request's title, a commit message) in which no closing keyword names an issue: `closes #9`
+    reads `closes issue 9`, which GitHub acts on nowhere. (Squash-merged, a pull request's title becomes a commit
+    on the default branch, and every commit there closes the issues its message closes.)"""
+
+    def named(m: re.Match[str]) -> str:
+        if m.group("url"):
+            return f"{m.group('keyword')}issue {m.group('u')} ({m.group('url')})"
+        where = f"{m.group('repo')} " if m.group("repo") else ""
+        return f"{m.group('keyword')}{where}issue {m.group('n') or m.group('gh')}"
+
+    return _CLOSING.sub(named, text)
 
 
 def code_span(text: str) -> str:
@@ -69,6 +91,21 @@ def terminal_safe(text: str) -> str:
     return _TERMINAL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
+INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Hangul fillers and the braille blank render as nothing but are not format characters."""
+
+
+def invisible(ch: str) -> bool:
+    """Whether a character shows as nothing or moves the text around it: a control (but newline and tab), a format
+    character (zero-width, bidi overrides and isolates), a surrogate, a private-use or unassigned one, a filler."""
+    return ch not in "\n\t" and (unicodedata.category(ch) in ("Cf", "Cc", "Cs", "Co", "Cn") or ch in INVISIBLE_EXTRA)
+
+
+def visible(text: str) -> str:
+    """Text as a reader sees it: no terminal control sequence (ESC [31m, BEL) and no invisible character."""
+    return "".join(ch for ch in terminal_safe(text) if not invisible(ch))
+
+
 def code_block(text: str, lang: str = "") -> str:
     """A fenced block longer than any backtick run inside, so the text cannot close it early."""
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
@@ -78,7 +115,9 @@ def code_block(text: str, lang: str = "") -> str:
 
 
 def inert(text: str) -> str:
-    """Untrusted Markdown re-emitted so that it can show text and code but fetch or link nothing foreign."""
+    """Untrusted Markdown re-emitted so that it can show text and code but fetch or link nothing foreign, and hide
+    or reorder nothing (`visible`)."""
+    text = visible(text)
     out: list[str] = []
     pos = 0
     for m in _FENCE.finditer(text):

@@ -52,6 +52,10 @@ _KEY_ASSIGNMENT = re.compile(
 )
 
 
+_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:\"'<>]*:[^\s/@\"'<>]+(?=@)")
+"""The `user:password` of a URL (`https://user:password@host`), held or not: a proxy's or an index's credentials."""
+
+
 class RedactionError(AiFixError):
     """Redaction could not be completed; the caller must post nothing (fail closed)."""
 
@@ -141,6 +145,7 @@ def secret_forms(secret: str) -> frozenset[str]:
     )
 
 
+_KEPT = re.compile(r"[^\s,:;-]")
 _ESCAPES = re.compile(rf"(?:\\{{1,2}}u[0-9a-fA-F]{{4}}){{{MIN_FRAGMENT},}}")
 """A run of JSON `\\u` escapes (also escaped once more, as a JSON trace line holds them) long enough to hide a piece."""
 _ESCAPE = re.compile(r"\\{1,2}u([0-9a-fA-F]{4})")
@@ -164,7 +169,8 @@ def _automata(secret: str) -> tuple[AhoCorasick, AhoCorasick | None]:
 
 def redact(text: str, secrets: Iterable[str] = (), *, key_values: bool = True, fragments: bool = True) -> str:
     """Remove every held secret (whole, as an 8+ character substring, URL-encoded, and any 12+ character piece of
-    it in base64 at any alignment, base64url, base32, hex or JSON `\\u` escapes) and known token shapes.
+    it in base64 at any alignment, base64url, base32, hex or JSON `\\u` escapes; the pieces also when written with
+    separators between their characters, `s e c r e t`, `7365 6372`, `s,e,c`) and known token shapes.
 
     `fragments=False` skips the pieces, the costly part (a PEM key alone makes thousands of them):
     only for a second pass over text already redacted in full, such as a trace.
@@ -177,11 +183,14 @@ def redact(text: str, secrets: Iterable[str] = (), *, key_values: bool = True, f
         text = text.replace(value, MASK)
     if held and fragments:
         text = _mask_runs(text, [_automata(s) for s in held])
+        text = _mask_spread(text, held)
     folded = text.translate(_ASCII_LOWER)
     # Substring tests are far cheaper than the patterns, and most text holds no token and no assignment.
     if any(start in text for start in TOKEN_STARTS) or "authorization" in folded:
         for token in TOKEN_PATTERNS:
             text = token.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
+    if "@" in text and "://" in text:
+        text = _USERINFO.sub(lambda m: m.group(1) + MASK, text)
     if key_values and any(word in folded for word in KEY_WORDS):
         text = _KEY_ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}{m.group(2)}", text)
     return text
@@ -232,6 +241,11 @@ def _mask_runs(text: str, automata: list[tuple[AhoCorasick, AhoCorasick | None]]
                 (escapes[start].start(), escapes[end - 1].end())
                 for _, start, end in exact.find_matches_as_indexes(chars, overlapping=True)
             ]
+    return _masked(text, found)
+
+
+def _masked(text: str, found: list[tuple[int, int]]) -> str:
+    """`text` with every span in `found` masked, overlapping or touching spans as one."""
     spans: list[list[int]] = []
     for start, end in sorted(found):
         if spans and start <= spans[-1][1]:
@@ -243,6 +257,45 @@ def _mask_runs(text: str, automata: list[tuple[AhoCorasick, AhoCorasick | None]]
         kept += [text[pos:start], MASK]
         pos = end
     return "".join([*kept, text[pos:]])
+
+
+SEPARATOR_CHARS = ",:;-" + "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+"""What is put between a secret's characters to spread it out (`s e c r e t`, xxd's `7365 6372`, `s,e,c`):
+whitespace (every character `str.isspace` names; none lies beyond U+3000) and `,:;-`."""
+_SPREAD = str.maketrans("", "", SEPARATOR_CHARS)
+_KEPT = re.compile(f"[^{re.escape(SEPARATOR_CHARS)}]")
+
+
+def spread_out(text: str) -> str:
+    """`text` without SEPARATOR_CHARS: a secret spread out with them reads whole again (as it is, or in hex)."""
+    return text.translate(_SPREAD)
+
+
+@functools.lru_cache(maxsize=64)
+def _spread_automata(held: tuple[str, ...]) -> tuple[AhoCorasick | None, AhoCorasick | None]:
+    """For text without separators, over every held secret at once: the 8-character pieces of each without its
+    own separators (matched as they are), and the hex and base32 windows of each (matched in any case)."""
+    exact = {f for s in held if len(bare := spread_out(s)) >= MIN_FRAGMENT for f in _fragments(bare)}
+    folded = {f for s in held if len(s) >= MIN_FRAGMENT for f in _encoded_pieces(s)[1]}
+    return (AhoCorasick(sorted(exact)) if exact else None, AhoCorasick(sorted(folded)) if folded else None)
+
+
+def _mask_spread(text: str, held: tuple[str, ...]) -> str:
+    """Pieces of a held secret spread out with separators, found in the text without them and masked where they
+    stand, separators and all."""
+    bare = spread_out(text)
+    if len(bare) == len(text):
+        return text  # no separator: the first pass saw the text as it is
+    exact, folded = _spread_automata(held)
+    found: list[tuple[int, int]] = []
+    if exact is not None:
+        found += [(a, b) for _, a, b in exact.find_matches_as_indexes(bare, overlapping=True)]
+    if folded is not None:
+        found += [(a, b) for _, a, b in folded.find_matches_as_indexes(bare.translate(_ASCII_LOWER), overlapping=True)]
+    if not found:
+        return text
+    where = [m.start() for m in _KEPT.finditer(text)]  # the text's index of each character of `bare`
+    return _masked(text, [(where[a], where[b - 1] + 1) for a, b in found])
 
 
 def contains_secret(text: str, secrets: Iterable[str]) -> bool:

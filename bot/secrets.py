@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 from bot.envdir import DEPENDENCY_DIRS
 from bot.redact import is_secret_file
@@ -16,6 +17,9 @@ from bot.settings import Settings
 SECRET_NAME = re.compile(r"(?i)(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL)")
 MIN_SECRET = 8
 """Shorter values are too likely to be ordinary words to strip from every text."""
+MIN_PASSWORD = 4
+"""... except a URL's password, whatever its length: known to be one (redaction ignores anything shorter)."""
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 SETUP_SECRET_PREFIX = "AIFIX_SETUP_SECRET_"
 """`AIFIX_SETUP_SECRET_<NAME>`: a value the repository's `setup_secrets: [NAME]` passes to its setup commands only."""
 MAX_SECRET_FILE = 1 << 20
@@ -28,6 +32,20 @@ _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*[
 def env_secrets(env: Mapping[str, str]) -> list[str]:
     """Values of environment variables whose names say they are secret (AIFIX_ secrets come through Settings)."""
     return [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET and not _names_repos(k)]
+
+
+def sandbox_env_secrets(env: Mapping[str, str]) -> list[str]:
+    """What the operator's AIFIX_SANDBOX_ENV holds that is secret: the value of a variable whose name says so
+    (`NPM_TOKEN`), and in any URL of any value its `user:password` and password, and query values with secret
+    names (`?token=`). The rest (an index's or a proxy's address) is configuration, shown where it appears."""
+    values = env_secrets(env)
+    for value in env.values():
+        for url in _URL.findall(value):
+            parts = urlsplit(url)
+            if parts.password and len(parts.password) >= MIN_PASSWORD:
+                values += [f"{parts.username or ''}:{parts.password}", parts.password]
+            values += [v for k, v in parse_qsl(parts.query) if SECRET_NAME.search(k) and len(v) >= MIN_SECRET]
+    return values
 
 
 def _names_repos(name: str) -> bool:
@@ -124,14 +142,15 @@ def held_secrets(
 ) -> list[str]:
     """Every secret value a job or run holds, longest first: the one list redaction is given.
 
-    The service's own secrets (settings: every model key, whichever variable set it), secret-looking
-    environment values (`os.environ` unless `env` is given) and what the credential files they name
+    The service's own secrets (settings: every model key, whichever variable set it; what AIFIX_SANDBOX_ENV
+    holds that is secret), secret-looking environment values (`os.environ` unless `env` is given) and what the credential files they name
     hold (a cloud service-account key), every setup secret, the contents of the repository's secret
     files when `repo` is given, and `tokens` (the job's installation token).
     """
     env = os.environ if env is None else env
     values = [
         *settings.secret_values(),
+        *sandbox_env_secrets(settings.sandbox_env),
         *env_secrets(env),
         *credential_file_secrets(env),
         *setup_secrets(env).values(),

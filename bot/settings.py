@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -37,9 +38,33 @@ def _service_address(value: str | None) -> str | None:
     return value.strip().rstrip("/")
 
 
+MIN_SECRET_CHARS = 16
+"""The shortest webhook secret, admin token or link key accepted: shorter ones can be guessed or are placeholders."""
+PLACEHOLDERS = frozenset(
+    {"changeme", "change", "replaceme", "secret", "password", "token", "example", "placeholder", "todo", "xxx", "test"}
+)
+"""Words a template or a tutorial puts where a secret goes (compared without case, spaces, `-` or `_`)."""
+_PLACEHOLDER = re.compile(r"(?i)change[-_ ]?me|replace[-_ ]?me|^<.*>$|^\$\{.*\}$|^your[-_ ]")
+"""`change-me` anywhere, `<your secret>`, `${SECRET}`, `your-webhook-secret`: left from an example, not chosen."""
+
+
+def weak_secret(value: str) -> str:
+    """Why `value` is not acceptable as a secret this service checks requests with ("" when it is): a known
+    placeholder, or fewer than MIN_SECRET_CHARS characters."""
+    hint = "make one with `openssl rand -hex 32`"
+    folded = re.sub(r"[-_\s]", "", value).lower()
+    if folded in PLACEHOLDERS or _PLACEHOLDER.search(value.strip()):
+        return f"is a placeholder, not a secret; {hint}"
+    if len(value) < MIN_SECRET_CHARS:
+        return f"must be at least {MIN_SECRET_CHARS} characters; {hint}"
+    if len(set(value)) < 4:
+        return f"repeats too few characters to be a secret; {hint}"
+    return ""
+
+
 def _signing_key(value: SecretStr | None) -> SecretStr | None:
-    if value is not None and len(value.get_secret_value()) < 16:
-        raise ValueError("must be at least 16 characters; make one with `openssl rand -hex 32`")
+    if value is not None and (why := weak_secret(value.get_secret_value())):
+        raise ValueError(why)
     return value
 
 
@@ -145,6 +170,16 @@ class Settings(BaseSettings):
     """Overrides every repository's `sandbox.pull` (e.g. `never` on an offline host)."""
     sandbox_snapshots: int = Field(default=3, ge=0, le=100)
     """Setup snapshots kept per repository (container backends); older ones are removed. 0 keeps none."""
+    header_timeout: float = Field(default=10.0, gt=0, le=300)
+    """Seconds a connection to `ai-fix serve` has to send a request's headers (from when it opens, or from its next
+    request's first byte); then it is closed."""
+    body_timeout: float = Field(default=10.0, gt=0, le=600)
+    """Seconds it then has to send the body (GitHub itself gives up on a delivery after 10 s)."""
+    body_budget_mb: int = Field(default=40, ge=34, le=65536)
+    """MiB of request bodies the intake holds at once, across every connection; a body beyond it is answered 503.
+    At least 34: GitHub's largest payload (25 MiB) beside the 8 MiB kept for ordinary deliveries."""
+    max_connections: int = Field(default=1000, ge=1, le=1_000_000)
+    """Connections `ai-fix serve` keeps open at once; more are answered 503 and closed (keep it below `ulimit -n`)."""
     work_dir: AbsolutePath = Path("ai-fix-work")
     """Where job workspaces and traces are kept on the host."""
     pipeline: str = "bot.commands.toolkit:delivery_pipeline"
@@ -217,6 +252,13 @@ def require_server_settings(settings: Settings) -> None:
         raise ConfigError(f"AIFIX_APP_ID is not set: {_FIXES['app_id']}")
     if settings.webhook_secret is None or not settings.webhook_secret.get_secret_value():
         raise ConfigError(f"AIFIX_WEBHOOK_SECRET is not set: {_FIXES['webhook_secret']}")
+    # Anyone who guesses these can queue jobs (a signed delivery) or read every job (the admin endpoints).
+    for name, held, where in (
+        ("AIFIX_WEBHOOK_SECRET", settings.webhook_secret, "enter the same value as the App's webhook secret on GitHub"),
+        ("AIFIX_ADMIN_TOKEN", settings.admin_token, "send it as `Authorization: Bearer …`"),
+    ):
+        if held is not None and (why := weak_secret(held.get_secret_value())):
+            raise ConfigError(f"{name} {why}, and {where}")
     pem = settings.app_private_key()
     if "PRIVATE KEY" not in pem:
         raise ConfigError(f"AIFIX_PRIVATE_KEY does not look like a PEM key: {_FIXES['private_key']}")

@@ -5,7 +5,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bot.markdown import inert, inert_line, inert_quote, is_github_url, terminal_safe
+from bot.markdown import inert, inert_line, inert_quote, is_github_url, terminal_safe, unlinked
 from tests.support.markdown import render
 
 PIECES = [
@@ -115,3 +115,11 @@ def test_terminal_control_sequences_are_stripped_from_program_output() -> None:
 def test_no_control_character_survives(text: str) -> None:
     cleaned = terminal_safe(text)
     assert not [c for c in cleaned if (ord(c) < 32 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F]
+
+
+def test_titles_and_commit_messages_name_issues_without_closing_them() -> None:
+    assert unlinked("closes #9 when saving") == "closes issue 9 when saving"
+    assert unlinked("Fixes: #9, fixed octo/app#3") == "Fixes: issue 9, fixed octo/app issue 3"
+    assert unlinked("resolve GH-12") == "resolve issue 12"
+    assert unlinked("fix https://github.com/o/r/issues/7 now") == "fix issue 7 (https://github.com/o/r/issues/7) now"
+    assert unlinked("see #9; prefixes #3; closed\n#4") == "see #9; prefixes #3; closed\nissue 4"

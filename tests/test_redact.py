@@ -127,3 +127,25 @@ def test_a_secret_written_backwards_is_masked_whole_and_in_pieces() -> None:
     for text in (f"out: {secret[::-1]}\n", f"part {secret[::-1][4:20]} of it"):
         masked = redact(text, [secret])
         assert secret[::-1][4:12] not in masked and "REDACTED" in masked, masked
+
+
+def test_the_user_and_password_of_any_url_are_masked_whether_held_or_not() -> None:
+    text = "Looking in indexes: https://ci:hunter2-pass@pypi.corp/simple; proxy socks5h://u:p4ss@10.0.0.1:1080"
+    assert redact(text) == f"Looking in indexes: https://{MASK}@pypi.corp/simple; proxy socks5h://{MASK}@10.0.0.1:1080"
+    kept = "git@github.com:o/r.git, https://pypi.org/simple, mailto:a@b.example, http://host:8080/@scope/pkg"
+    assert redact(kept) == kept
+
+
+def test_a_secret_spread_out_with_separators_is_masked_where_it_stands() -> None:
+    secret = "Zq8Lm2Vx7Rt4Wn9Kp3Hs"
+    hexed = secret.encode().hex()
+    for spread in (
+        " ".join(secret),
+        ",".join(secret),
+        " ".join(hexed[i : i + 4] for i in range(0, len(hexed), 4)),  # xxd's groups
+        ":".join(hexed[i : i + 2] for i in range(0, len(hexed), 2)).upper(),
+        "\n".join(secret[i : i + 7] for i in range(0, len(secret), 7)),  # lines of 7
+    ):
+        assert redact(f"before <{spread}> after", [secret]) == f"before <{MASK}> after", spread
+    ordinary = "a b c d e f g h, 1:2:3:4:5:6:7:8 - deadbeef cafebabe 00 11 22"
+    assert redact(ordinary, [secret]) == ordinary

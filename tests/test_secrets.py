@@ -72,3 +72,16 @@ def test_a_huge_secret_file_is_read_in_part_and_its_values_still_held(tmp_path: 
     held, peak = peak_bytes(lambda: held_secrets(load_settings(), {}, tmp_path))
     assert "first-line-secret-value" in held
     assert all(len(v) < 1 << 20 for v in held) and peak < 16 << 20, f"{peak} bytes held"
+
+
+def test_the_secret_parts_of_the_sandbox_environment_are_held() -> None:
+    env = {
+        "PIP_INDEX_URL": "https://reader:pw-1234@pypi.corp/simple?token=query-token-99&page=2",
+        "HTTPS_PROXY": "http://proxy.corp:3128",
+        "NO_PROXY": "localhost,127.0.0.1",
+        "NPM_TOKEN": "npm-token-0123456789",
+    }
+    held = held_secrets(load_settings(sandbox_env=env), {})
+    assert {"reader:pw-1234", "pw-1234", "query-token-99", "npm-token-0123456789"} <= set(held)
+    # An address or a list of hosts is configuration: holding it would mask every `localhost` in every text.
+    assert not {"http://proxy.corp:3128", "localhost,127.0.0.1", "2"} & set(held)

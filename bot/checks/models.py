@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from bot.envdir import DEPENDENCY_DIRS
 from bot.vocabulary import FAILED, CheckStatus, OfflineSetup, SetupStatus, TestStatus
 
 
@@ -90,6 +91,9 @@ class SetupReport(BaseModel):
     """What setup said of itself: its output's lines starting `ai-fix:` (which way a guessed install took)."""
     removed: list[str] = Field(default_factory=list)
     """What a failed guessed setup had made, removed so the checks run with the environment as it was."""
+    withheld: list[str] = Field(default_factory=list)
+    """What a setup given secrets created outside the environment folders, removed before any check or the model
+    sees it: it may hold a secret in a form no search finds."""
     searched: int = 0
     """Paths setup created or changed that were searched for the setup secrets it was given (none held one)."""
     search_s: float = 0.0
@@ -125,6 +129,14 @@ class SetupReport(BaseModel):
         if self.searched:
             paths = f"{self.searched} path{'s' if self.searched != 1 else ''}"
             line += f"; searched the {paths} it wrote for its setup secrets in {self.search_s:.1f} s: none found"
+        if self.withheld:
+            shown = ", ".join(self.withheld[:5]) + (
+                f" and {len(self.withheld) - 5} more" if len(self.withheld) > 5 else ""
+            )
+            line += (
+                f"; removed what it created outside the environment folders ({shown}): a setup given secrets keeps "
+                f"only what it writes into {' or '.join(sorted(DEPENDENCY_DIRS))}"
+            )
         inputs = ", ".join(self.changed_inputs)
         if self.offline == "ran":
             line += f"; ran again without network for the change to {inputs}"

@@ -156,7 +156,14 @@ def prepare_environment(
                     "duration_s": took,
                 }
             )
-        base = base.model_copy(update={"searched": len(wrote), "search_s": time.monotonic() - searching})
+        # Outside the environment folders nothing a secret-bearing setup wrote is kept: no search follows every
+        # encoding, and there the checks and the model would read it.
+        withheld = [p for p in outputs if not DEPENDENCY_DIRS & set(p.split("/"))]
+        remove(sandbox.workspace, withheld)
+        outputs = [p for p in outputs if p not in withheld]
+        base = base.model_copy(
+            update={"searched": len(wrote), "search_s": time.monotonic() - searching, "withheld": withheld}
+        )
     notes = [line.strip() for r in results for line in redact(r.output, secrets).splitlines() if line.startswith(NOTE)]
     base = base.model_copy(update={"notes": notes})
     if results and results[-1].exit_code != 0:

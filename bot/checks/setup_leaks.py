@@ -7,9 +7,14 @@ drops what setup left (`Sandbox.forget_setup`); the workspace must keep the envi
 setup that was given secrets, every path it created or changed there (the project's environment folder
 and `.git` included) is searched: its name and, for a regular file, its first SEARCHED_BYTES (as they
 are and with their lines joined), for each secret as it is, backwards, URL-encoded, or in base64,
-base64url, base32 or hex wherever it begins in the encoded data (`bot.redact.secret_forms`). Symlinks
-are neither followed nor read through; a file that cannot be read counts as holding every secret,
-since the checks might read it.
+base64url, base32 or hex wherever it begins in the encoded data (`bot.redact.secret_forms`); and with
+whitespace and `,:;-` removed, for the secret as it is and its hex, whole or in ENCODED_PIECE-byte windows
+(`s e c r e t`, xxd's `7365 6372` lines, `s,e,c`). Symlinks are neither followed nor read through; a file
+that cannot be read counts as holding every secret, since the checks might read it.
+
+No search follows every encoding (gzip then base64, a secret cut into pieces across files): a setup given
+secrets runs code the operator trusts with them. What it created outside the environment folders is
+removed after it (`bot.checks.setup.prepare_environment`), so only those reach the checks.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from pathlib import Path
 
 from ahocorasick_rs import BytesAhoCorasick
 
-from bot.redact import redact, secret_forms
+from bot.redact import ENCODED_PIECE, SEPARATOR_CHARS, redact, secret_forms, spread_out
 from bot.secrets import MIN_SECRET
 
 SEARCHED_BYTES = 4 << 20
 """Bytes of each file searched: credential files are small, and a venv's largest libraries need not be read whole."""
+SEPARATOR_BYTES = bytes(ord(c) for c in SEPARATOR_CHARS if c.isascii())
+"""`bot.redact.SEPARATOR_CHARS` as a file's bytes hold them (ASCII: what a shell's tools put between characters)."""
 NAMED = 5
 """Paths the stop reason names at most (then how many more)."""
 
@@ -55,7 +62,7 @@ def touched(workspace: Path, before: Mapping[str, Stamp]) -> dict[str, Stamp]:
 
 def secret_files(workspace: Path, paths: Mapping[str, Stamp], secrets: Mapping[str, str]) -> dict[str, list[str]]:
     """Which of `paths` hold a secret (by name, value), with the names each holds."""
-    find = _finder(secrets)
+    find, spread = _finder(secrets), _spread_finder(secrets)
     if find is None:
         return {}
     found: dict[str, list[str]] = {}
@@ -63,8 +70,12 @@ def secret_files(workspace: Path, paths: Mapping[str, Stamp], secrets: Mapping[s
         names = find(rel.encode())
         if stat.S_ISREG(stamp[0]):
             head = _head(os.path.join(workspace, rel))
-            # Joined lines too: `base64` wraps its output at 76 columns, across a long token's encoding.
-            names |= set(secrets) if head is None else find(head) | find(head.translate(None, b"\r\n"))
+            # Joined lines too: `base64` wraps its output at 76 columns, across a long token's encoding; and spread
+            # out: a secret or its hex written with separators between its characters.
+            if head is None:
+                names |= set(secrets)
+            else:
+                names |= find(head) | find(head.translate(None, b"\r\n")) | (spread(head) if spread else set())
         if names:
             found[rel] = sorted(names)
     return found
@@ -79,6 +90,32 @@ def _finder(secrets: Mapping[str, str]) -> Callable[[bytes], set[str]] | None:
         return None
     automaton = BytesAhoCorasick([f for f, _ in forms])
     return lambda data: {forms[i][1] for i, _, _ in automaton.find_matches_as_indexes(data, overlapping=True)}
+
+
+def _spread_finder(secrets: Mapping[str, str]) -> Callable[[bytes], set[str]] | None:
+    """What finds the names of the secrets data holds once SEPARATOR_BYTES are removed from both (`s e c r e t`,
+    `s,e,c`): as written, and in hex (either case) whole or in ENCODED_PIECE-byte windows (xxd's lines)."""
+    forms: list[tuple[bytes, str]] = []
+    for name, value in secrets.items():
+        bare = spread_out(value)
+        found = {bare} if len(bare) >= MIN_SECRET else set()
+        if len(value) >= MIN_SECRET:
+            found |= {h for piece in pieces(value.encode(), ENCODED_PIECE) for h in (piece.hex(), piece.hex().upper())}
+        forms += [(f.encode(), name) for f in sorted(found)]
+    if not forms:
+        return None
+    automaton = BytesAhoCorasick([f for f, _ in forms])
+
+    def find(data: bytes) -> set[str]:
+        bare = data.translate(None, SEPARATOR_BYTES)
+        return {forms[i][1] for i, _, _ in automaton.find_matches_as_indexes(bare, overlapping=True)}
+
+    return find
+
+
+def pieces(raw: bytes, size: int) -> list[bytes]:
+    """Every run of `size` bytes of `raw` (the whole of it when shorter)."""
+    return [raw[i : i + size] for i in range(max(1, len(raw) - size + 1))]
 
 
 def _head(path: str) -> bytes | None:

@@ -17,7 +17,7 @@ from bot.eval.pypi import SdistCache
 from bot.eval.report import comparisons, summary_tables, write_report
 from bot.eval.repos import files_after
 from bot.eval.runner import Eval, EvalKit, RunRequest, write_manifest
-from bot.eval.tasks import load_tasks, shipped_sets
+from bot.eval.tasks import check_patches, load_tasks, shipped_sets
 from bot.eval.variants import load_config, variants
 from bot.loop.result import RunResult
 from bot.loop.session import ModelOpener
@@ -71,6 +71,7 @@ def eval_main(args: argparse.Namespace) -> int:
     settings = load_settings()
     name, tasks = load_tasks(args.tasks)
     tasks = tasks[: args.limit] if args.limit else tasks
+    check_patches(tasks)
     compared = variants(list(args.model), [load_config(Path(c)) for c in args.config or []])
     check_models(list(args.model), settings)
     kind = args.sandbox or settings.sandbox

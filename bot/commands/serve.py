@@ -9,10 +9,13 @@ import threading
 from types import FrameType
 
 import uvicorn
+from starlette.applications import Starlette
 
 from bot.commands.services import build_services
 from bot.intake.app import create_app
+from bot.intake.connections import ConnectionLimits, guarded_protocol
 from bot.queue.worker import WorkerPool
+from bot.settings import Settings
 
 
 class DrainingServer(uvicorn.Server):
@@ -39,15 +42,28 @@ def serve_main(args: argparse.Namespace) -> int:
     # under the handlers found at start: with these, a drained server (or one still starting) exits 0.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, exit_cleanly)
-    # Access logs cost more than the acknowledgement itself; deliveries are counted in /metrics.
-    config = uvicorn.Config(
-        app, host=args.host, port=args.port, access_log=False, log_level="info", timeout_graceful_shutdown=30
-    )
+    config = server_config(app, s.settings, host=args.host, port=args.port)
     try:
         DrainingServer(config, closing).run()
     finally:
         s.store.close()
     return 0
+
+
+def server_config(app: Starlette, settings: Settings, *, host: str, port: int) -> uvicorn.Config:
+    """uvicorn's settings for the service: its own HTTP protocol, holding every client to the deadlines and the
+    connection limit (`bot.intake.connections`)."""
+    limits = ConnectionLimits(settings.header_timeout, settings.body_timeout, settings.max_connections)
+    # Access logs cost more than the acknowledgement itself; deliveries are counted in /metrics.
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="info",
+        timeout_graceful_shutdown=30,
+        http=guarded_protocol(limits),
+    )
 
 
 class FrozenHeap:

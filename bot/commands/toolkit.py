@@ -143,8 +143,9 @@ def toolkit(settings: Settings, *, model: ModelOpener, sandbox: str | None = Non
     )
 
 
-def run_links(settings: Settings) -> Callable[[int], str] | None:
-    """Job id → a signed link to its run-viewer page valid AIFIX_VIEWER_LINK_DAYS; None unless both settings are set."""
+def run_links(settings: Settings) -> Callable[[str, int], str] | None:
+    """(The job store's id, a job id) → a signed link to its run-viewer page valid AIFIX_VIEWER_LINK_DAYS; None unless
+    both settings are set."""
     public, secret = settings.public_url, settings.viewer_secret
     if not public or secret is None:
         if public or secret is not None:
@@ -152,8 +153,8 @@ def run_links(settings: Settings) -> Callable[[int], str] | None:
         return None
     key, ttl = secret.get_secret_value(), settings.viewer_link_days * 86_400
 
-    def link(job_id: int) -> str:
-        return run_url(public, key, job_id, expires=int(time.time()) + ttl)
+    def link(store: str, job_id: int) -> str:
+        return run_url(public, key, store, job_id, expires=int(time.time()) + ttl)
 
     return link
 

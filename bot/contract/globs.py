@@ -11,7 +11,7 @@ Semantics (paths are repository-relative and '/'-separated; patterns are anchore
   case-insensitively, so changing the case of a path (`.GIT/config`, `.GitHub/workflows/x.yml` on a
   case-insensitive checkout) never slips past a deny.
 
-Public functions: `glob_match`, `path_in_scope`, `instruction_file`, `allowed_by_name`, `normalize_path`,
+Public functions: `glob_match`, `path_in_scope`, `named_only`, `allowed_by_name`, `normalize_path`,
 `glob_within`.
 """
 
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from bot.contract.models import ALWAYS_DENIED, IGNORE_FILES, INSTRUCTION_FILES, Scope
+from bot.contract.models import ALWAYS_DENIED, NAMED_ONLY, Scope
 
 # Segment kinds: "**" in the middle (zero or more segments) and at the end (one or more).
 _DSTAR_MID = "**/"
@@ -185,15 +185,18 @@ def path_in_scope(path: str, scope: Scope) -> bool:
         return False
     if any(glob_match(norm, g, case_sensitive=False) for g in (*scope.deny, *ALWAYS_DENIED)):
         return False
-    if instruction_file(norm) and not allowed_by_name(norm, scope):
+    if named_only(norm) and not allowed_by_name(norm, scope):
         return False
     return any(glob_match(norm, g) for g in scope.allow)
 
 
-def instruction_file(path: str) -> bool:
-    """Whether `path` is an agent instruction file or an ignore file (INSTRUCTION_FILES, IGNORE_FILES, matched
-    case-insensitively): changed only when the scope allows the file by name."""
-    return any(glob_match(path, g, case_sensitive=False) for g in (*INSTRUCTION_FILES, *IGNORE_FILES))
+def named_only(path: str) -> str:
+    """What kind of file `path` is when it is changed only if the scope allows it by name (an agent instruction
+    file, an ignore file, what the project's CI runs: NAMED_ONLY, matched case-insensitively); "" otherwise."""
+    for kind, globs in NAMED_ONLY:
+        if any(glob_match(path, g, case_sensitive=False) for g in globs):
+            return kind
+    return ""
 
 
 def allowed_by_name(path: str, scope: Scope) -> bool:

@@ -24,6 +24,37 @@ name, with an allow glob whose last part has no wildcard (`AGENTS.md`, `docs/**/
 IGNORE_FILES: tuple[str, ...] = ("**/.gitignore",)
 """Ignore files, denied the same way: a pattern the model adds hides files from every later put-back and commit
 (and `!` patterns bring back what the repository keeps out)."""
+CI_FILES: tuple[str, ...] = (
+    ".github/actions/**",
+    "**/action.yml",
+    "**/action.yaml",
+    "CODEOWNERS",
+    ".github/CODEOWNERS",
+    "docs/CODEOWNERS",
+    "**/.lfsconfig",
+    ".github/dependabot.yml",
+    ".github/dependabot.yaml",
+    ".circleci/**",
+    ".buildkite/**",
+    ".gitlab-ci.yml",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    ".azure-pipelines/**",
+    "Jenkinsfile",
+    "bitbucket-pipelines.yml",
+    ".drone.yml",
+    "appveyor.yml",
+    ".appveyor.yml",
+)
+"""What the project's CI runs or obeys outside `.github/workflows` (actions a workflow `uses: ./`, the reviewers
+a rule requires, where git-lfs fetches from, what dependabot updates, other CI services' pipelines): a change
+there runs with the repository's secrets once pushed, so it is denied the same way."""
+NAMED_ONLY: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("an agent instruction file", INSTRUCTION_FILES),
+    ("an ignore file", IGNORE_FILES),
+    ("code or configuration the project's CI runs", CI_FILES),
+)
+"""Each kind of file changed only when the scope allows it by name, with its globs."""
 
 
 TaskKind = Literal["bug", "feature"]

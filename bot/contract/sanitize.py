@@ -12,6 +12,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from bot.markdown import invisible
+
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HIDDEN_ELEMENT = re.compile(
     r"<(?P<tag>[a-zA-Z][\w-]*)\b[^>]*(?:\shidden\b|display\s*:\s*none|visibility\s*:\s*hidden)[^>]*>.*?(?:</(?P=tag)\s*>|\Z)",
@@ -22,8 +24,6 @@ _MD_IMAGE = re.compile(r"!\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>]*>|[^)\s]*)(?:\s+(?:\"[
 _LINK_TITLE = re.compile(r"(\]\(\s*(?:<[^>]*>|[^)\s]*))\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\))\s*\)")
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*\S.*$", re.M)
 _DETAILS_TAGS = re.compile(r"</?(?:details|summary)\b[^>]*>", re.I)
-_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-"""Hangul fillers and the braille blank render as nothing but are not format characters."""
 
 
 def fence_opening(line: str) -> str | None:
@@ -57,8 +57,7 @@ def _count_sub(pattern: re.Pattern[str], repl: str, text: str, what: str, remove
 def _strip_invisible(text: str, removed: dict[str, int]) -> str:
     kept: list[str] = []
     for ch in text:
-        cat = unicodedata.category(ch)
-        if ch in "\n\t" or (cat not in ("Cf", "Cc", "Cs", "Co", "Cn") and ch not in _INVISIBLE_EXTRA):
+        if not invisible(ch):
             kept.append(ch)
         else:
             removed["invisible character"] = removed.get("invisible character", 0) + 1

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
-import re
+import tempfile
 from pathlib import Path
 
-from bot.workspace.gitcmd import run_git
+from bot.contract.globs import normalize_path
+from bot.errors import ConfigError
+from bot.workspace.gitcmd import WorkspaceError, run_git
 
 NO_HOOKS = os.devnull
 """`core.hooksPath` pointing at no folder: a task's repository runs no hook of its own."""
-_PATCHED = re.compile(r"^(?:\+\+\+ b/|--- a/)(.+?)\t?$", re.M)
 
 
 def git(args: list[str], *, cwd: Path, env: dict[str, str] | None = None, input: bytes | None = None) -> str:
@@ -19,5 +20,33 @@ def git(args: list[str], *, cwd: Path, env: dict[str, str] | None = None, input:
 
 
 def patched_paths(patch: str) -> list[str]:
-    """Every path a unified diff touches (old and new names), in order."""
-    return list(dict.fromkeys(p for p in _PATCHED.findall(patch) if p != "/dev/null"))
+    """Every path a diff touches (old and new names), in order, as git itself reads them (`git apply --numstat -z`:
+    a hunk line that looks like a header is no path); ValueError on a path that is absolute, climbs out with `..`
+    or lies inside `.git`, and on a diff git cannot read."""
+    if not patch.strip():
+        return []
+    paths: list[str] = []
+    # Outside any repository (git apply in a subfolder of one would skip paths outside it); reversed for the old
+    # names, which numstat shows only for a file the diff deletes.
+    with tempfile.TemporaryDirectory(prefix="ai-fix-patch-") as neutral:
+        for reverse in ([], ["-R"]):
+            try:
+                listed = run_git(
+                    ["apply", "--numstat", "-z", *reverse], hooks=NO_HOOKS, cwd=neutral, input=patch.encode()
+                )
+            except WorkspaceError as exc:
+                raise ValueError(f"git cannot read it as a diff ({exc})") from None
+            paths += [r.split(b"\t", 2)[2].decode("utf-8", "surrogateescape") for r in listed.stdout.split(b"\0") if r]
+    for path in paths:
+        norm = normalize_path(path)
+        if norm is None or ".git" in norm.casefold().split("/"):
+            raise ValueError(f"it touches {path!r}, outside the repository's files: refusing the task")
+    return list(dict.fromkeys(paths))
+
+
+def inside(tree: Path, path: str) -> Path:
+    """`tree / path`, or ConfigError when it resolves outside `tree` (through a symbolic link the diff made)."""
+    target = tree / path
+    if not target.resolve().is_relative_to(tree.resolve()):
+        raise ConfigError(f"{path} leads outside the task's repository through a symbolic link: refusing the task")
+    return target

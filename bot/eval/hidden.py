@@ -50,12 +50,13 @@ def hidden_command(task: EvalTask, contract: TaskContract, files: Sequence[str])
 
 
 def reset_tests(tree: Path, base: str, paths: Sequence[str]) -> None:
-    """The files `test_patch` touches, as they were on the base commit (absent there: removed)."""
+    """The files `test_patch` touches, as they were on the base commit (absent there: removed, by git, which
+    touches nothing beyond a symbolic link the run committed)."""
     for path in paths:
         try:
             git(["checkout", base, "--", path], cwd=tree)
         except WorkspaceError:
-            (tree / path).unlink(missing_ok=True)
+            git(["rm", "-q", "-f", "--ignore-unmatch", "--", path], cwd=tree)
 
 
 @dataclass(frozen=True)

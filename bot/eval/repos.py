@@ -20,7 +20,7 @@ import yaml
 
 from bot.contract.config import CONFIG_PATH
 from bot.errors import ConfigError
-from bot.eval.gitrepo import NO_HOOKS, git, patched_paths
+from bot.eval.gitrepo import NO_HOOKS, git, inside, patched_paths
 from bot.eval.pypi import build
 from bot.eval.tasks import EvalTask
 from bot.workspace.gitcmd import WorkspaceError, run_git
@@ -133,8 +133,9 @@ def files_after(repo: Path, base: str, patches: list[str]) -> dict[str, str | No
                 raise ConfigError(f"the task's patch does not apply to {base[:12]}: {exc}") from None
         out: dict[str, str | None] = {}
         for path in dict.fromkeys(p for patch in patches for p in patched_paths(patch)):
+            file = inside(tree, path)
             try:
-                out[path] = (tree / path).read_text(encoding="utf-8") if (tree / path).is_file() else None
+                out[path] = file.read_text(encoding="utf-8") if file.is_file() else None
             except UnicodeDecodeError:
                 out[path] = None
         return out

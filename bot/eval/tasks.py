@@ -11,6 +11,7 @@ published rows (`version`, `hints_text`, ...) are ignored.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bot.contract.config import CheckEntry, SandboxEntry
 from bot.errors import ConfigError
+from bot.eval.gitrepo import patched_paths
 
 SETS_PACKAGE = "bot.eval.sets"
 """Where the shipped task sets live (`<name>.jsonl`, described by `sets.json`)."""
@@ -79,6 +81,20 @@ class EvalTask(BaseModel):
     @property
     def title(self) -> str:
         return self.problem_statement.strip().splitlines()[0].lstrip("# ").strip() or self.instance_id
+
+
+def check_patches(tasks: Sequence[EvalTask]) -> None:
+    """ConfigError naming each task whose `patch` or `test_patch` touches a path outside its repository (absolute,
+    `..`, `.git`) or is no diff, read as git reads it: before anything of the eval runs."""
+    problems = []
+    for task in tasks:
+        for field in ("patch", "test_patch"):
+            try:
+                patched_paths(getattr(task, field))
+            except ValueError as exc:
+                problems.append(f"task {task.instance_id}: {field}: {exc}")
+    if problems:
+        raise ConfigError("\n".join(problems[:20]) + ("\n..." if len(problems) > 20 else ""))
 
 
 def _where(err: dict[str, Any]) -> str:

@@ -5,7 +5,9 @@ branch protection), plus re-running a workflow's failed jobs. Raw JSON out; `bot
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import time
+import zlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -15,6 +17,16 @@ from bot.markdown import terminal_safe
 
 MAX_LOG_BYTES = 4_000_000
 """A job's log is read up to this size (its last bytes: failures are at the end); larger logs are cut."""
+MAX_LOG_READ = 2 << 30
+"""Bytes of a log read at most, once decompressed (a log GitHub writes is far smaller; a gzip bomb is not)."""
+LOG_SECONDS = 120.0
+"""How long reading one log may take (a server trickling it in is left there)."""
+INFLATE_STEP = 1 << 20
+"""Bytes a compressed log is inflated by at a time."""
+ACCEPTED = {"Accept-Encoding": "gzip, deflate"}
+"""The encodings a log may come in: those `_inflated` inflates a step at a time."""
+MAX_ERROR_BYTES = 4096
+"""Bytes of an error answer's body read at most (its message is shown cut to 200 characters)."""
 MAX_PAGES = 10
 
 
@@ -65,25 +77,40 @@ class CiApi:
     def job_log(self, job_id: int) -> str:
         """The last MAX_LOG_BYTES of a job's plain-text log; "" when gone.
 
-        GitHub answers with a redirect to a short-lived URL; the log is streamed from there (without the
-        installation token) and only its tail is kept, so a log of any size costs a few MB of memory.
+        GitHub answers with a redirect to a short-lived URL, or with the log itself; either way it is streamed
+        (past githubkit's HTTP cache, which reads every body whole; the redirect's URL without the installation
+        token) and only its tail is kept, so a log of any size costs a few MB of memory. At most MAX_LOG_READ
+        bytes (once decompressed: a gzip bomb stops there) are read, for at most LOG_SECONDS (a log trickling in
+        stops then); what was read is kept, with a line saying where it was cut. An error's body is read only
+        as far as its message needs.
         """
         what = f"GET log of job {job_id}"
         path = f"/repos/{self.owner}/{self.name}/actions/jobs/{job_id}/logs"
-        with self.core.get_sync_client() as client:
-            first = client.send(client.build_request("GET", path), follow_redirects=False, stream=True)
-            try:
-                if first.status_code in (404, 410):  # logs past their retention, or deleted
-                    return ""
-                location = first.headers.get("location") if first.is_redirect else None
-                if location is None:  # served directly: streamed the same way
-                    return terminal_safe(_tail(first, what).decode("utf-8", "replace"))
-            finally:
-                first.close()
+        deadline = time.monotonic() + LOG_SECONDS
         config = self.core.config
-        with httpx.Client(transport=config.transport, timeout=config.timeout, follow_redirects=True) as plain:
-            with plain.stream("GET", location) as response:
-                return terminal_safe(_tail(response, what).decode("utf-8", "replace"))
+        headers = {"User-Agent": config.user_agent, "Accept": config.accept, **ACCEPTED}
+        with (
+            httpx.Client(
+                auth=self.core.auth.get_auth_flow(self.core),
+                base_url=config.base_url,
+                headers=headers,
+                transport=config.transport,
+                timeout=config.timeout,
+            ) as api,
+            api.stream("GET", path) as first,
+        ):
+            if first.status_code in (404, 410):  # logs past their retention, or deleted
+                return ""
+            location = first.headers.get("location") if first.is_redirect else None
+            if location is None:  # served directly: streamed the same way
+                return _tail(first, what, deadline)
+        with (
+            httpx.Client(
+                headers=ACCEPTED, transport=config.transport, timeout=config.timeout, follow_redirects=True
+            ) as plain,
+            plain.stream("GET", location) as response,
+        ):
+            return _tail(response, what, deadline)
 
     def rerun_failed_jobs(self, run_id: int) -> None:
         """Re-run a workflow run's failed jobs and those that depend on them (needs `actions: write`)."""
@@ -135,16 +162,47 @@ class CiApi:
         return self._listed(f"GET open pull requests{f' into {base}' if base else ''}", "", listing)
 
 
-def _tail(response: httpx.Response, what: str) -> bytes:
-    """The last MAX_LOG_BYTES of a response's body, read chunk by chunk; GitHubStatusError for an error status."""
+def _tail(response: httpx.Response, what: str, deadline: float) -> str:
+    """The last MAX_LOG_BYTES of a response's body as text, read chunk by chunk up to MAX_LOG_READ bytes and the
+    `deadline` (what was read then, and a line saying so); GitHubStatusError for an error status."""
     if response.status_code >= 400:
-        response.read()
-        raise GitHubStatusError(
-            f"GitHub {what} answered {response.status_code}: {response.text[:200]!r}", response.status_code
-        )
-    kept = bytearray()
-    for chunk in response.iter_bytes():
+        start = b""
+        for raw in response.iter_raw():  # as sent: a compressed error body is not inflated
+            start += raw
+            if len(start) >= MAX_ERROR_BYTES:
+                break
+        message = start[:200].decode("utf-8", "replace")
+        raise GitHubStatusError(f"GitHub {what} answered {response.status_code}: {message!r}", response.status_code)
+    kept, read, cut = bytearray(), 0, ""
+    for chunk in _inflated(response, what):
         kept += chunk
+        read += len(chunk)
         if len(kept) > 2 * MAX_LOG_BYTES:
             del kept[:-MAX_LOG_BYTES]
-    return bytes(kept[-MAX_LOG_BYTES:])
+        if read >= MAX_LOG_READ:
+            cut = f"after {MAX_LOG_READ >> 20} MiB"
+        elif time.monotonic() > deadline:
+            cut = f"after {LOG_SECONDS:.0f} s"
+        if cut:
+            break
+    text = terminal_safe(bytes(kept[-MAX_LOG_BYTES:]).decode("utf-8", "replace"))
+    return text + (f"\n[ai-fix: the log was read no further, {cut}]\n" if cut else "")
+
+
+def _inflated(response: httpx.Response, what: str) -> Iterator[bytes]:
+    """The body as sent, inflated (gzip or deflate, the encodings asked for) INFLATE_STEP bytes at a time: however
+    much a compressed piece holds, no more than that is in memory at once."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in ("", "identity"):
+        yield from response.iter_raw()
+        return
+    if encoding not in ("gzip", "x-gzip", "deflate"):
+        raise GitHubStatusError(f"GitHub {what} answered in {encoding!r}, which ai-fix did not ask for", 415)
+    inflate = zlib.decompressobj(zlib.MAX_WBITS | 32)  # a gzip or a zlib header
+    try:
+        for piece in response.iter_raw():
+            while piece:
+                yield inflate.decompress(piece, INFLATE_STEP)
+                piece = inflate.unconsumed_tail
+    except zlib.error as exc:
+        raise GitHubStatusError(f"GitHub {what} answered with a body that does not inflate ({exc})", 502) from None

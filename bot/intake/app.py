@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.errors import StoreUnavailable
+from bot.intake.body_budget import BodyBudget
 from bot.intake.metrics import CiCounts, Metrics
 from bot.intake.webhook import MAX_BODY, WebhookEndpoint, WebhookFirst
 from bot.intake.writer import IntakeWriter
@@ -170,7 +171,14 @@ def create_app(
         middleware=[
             Middleware(
                 WebhookFirst,
-                endpoint=WebhookEndpoint(settings, writer, metrics, bot_login=bot_login, max_body=max_body),
+                endpoint=WebhookEndpoint(
+                    settings,
+                    writer,
+                    metrics,
+                    bot_login=bot_login,
+                    budget=BodyBudget(settings.body_budget_mb << 20),
+                    max_body=max_body,
+                ),
             )
         ],
         lifespan=lifespan,

@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.ci.read import OWN_CHECK
 from bot.intake.events import Event
+from bot.intake.shapes import as_dict, items
 from bot.queue.models import CheckSignal, Trigger
 from bot.workspace.branch import PREFIX as BRANCH_PREFIX
 
@@ -26,18 +27,14 @@ REPORTED = frozenset({"failure", "timed_out", "success"})
 """Conclusions a `ci` job looks at: failures to fix, and passes that settle a re-run or a round's result."""
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _github_base(payload: dict[str, Any]) -> dict[str, Any] | str:
     """The trigger fields every GitHub-originated trigger shares (no person to check: GitHub reports it)."""
-    repo = _dict(payload.get("repository"))
-    installation = _dict(payload.get("installation"))
+    repo = as_dict(payload.get("repository"))
+    installation = as_dict(payload.get("installation"))
     if not repo.get("full_name"):
         return "delivery has no repository"
     if not isinstance(installation.get("id"), int):
@@ -45,7 +42,7 @@ def _github_base(payload: dict[str, Any]) -> dict[str, Any] | str:
     return {
         "repo": repo["full_name"],
         "installation_id": installation["id"],
-        "sender": str(_dict(payload.get("sender")).get("login") or ""),
+        "sender": str(as_dict(payload.get("sender")).get("login") or ""),
         "clone_url": repo.get("clone_url") or "",
         "default_branch": repo.get("default_branch") or "main",
         "origin": "github",
@@ -55,7 +52,7 @@ def _github_base(payload: dict[str, Any]) -> dict[str, Any] | str:
 def _own_pull(pulls: Any) -> dict[str, Any] | None:
     """The first pull request of a payload's `pull_requests` whose head is an ai-fix branch."""
     for pull in pulls if isinstance(pulls, list) else []:
-        if isinstance(pull, dict) and str(_dict(pull.get("head")).get("ref") or "").startswith(BRANCH_PREFIX):
+        if isinstance(pull, dict) and str(as_dict(pull.get("head")).get("ref") or "").startswith(BRANCH_PREFIX):
             return pull
     return None
 
@@ -74,19 +71,19 @@ def _ci(event: Event, signal: CheckSignal, head_sha: str, branch: str, pulls: An
 
 
 def _repo_id(event: Event) -> Any:
-    return _dict(event.payload.get("repository")).get("id")
+    return as_dict(event.payload.get("repository")).get("id")
 
 
 def _workflow_run(event: Event) -> Outcome:
     if event.action != "completed":
         return f"workflow_run.{event.action} is not a trigger"
-    run = _dict(event.payload.get("workflow_run"))
+    run = as_dict(event.payload.get("workflow_run"))
     conclusion = str(run.get("conclusion") or "")
     if conclusion not in REPORTED:
         return f"a workflow run that ended {conclusion or 'without a conclusion'} is not a trigger"
     signal = CheckSignal(
         source="workflow_run",
-        name=str(run.get("name") or _dict(event.payload.get("workflow")).get("name") or ""),
+        name=str(run.get("name") or as_dict(event.payload.get("workflow")).get("name") or ""),
         conclusion=conclusion,
         run_id=_int(run.get("id")),
         attempt=_int(run.get("run_attempt")) or 1,
@@ -100,8 +97,8 @@ def _check(event: Event, bot_login: str) -> Outcome:
     key = event.name
     if event.action != "completed":
         return f"{key}.{event.action} is not a trigger"
-    item = _dict(event.payload.get(key))
-    app = _dict(item.get("app"))
+    item = as_dict(event.payload.get(key))
+    app = as_dict(item.get("app"))
     name = str(item.get("name") or app.get("name") or "")
     if app.get("slug") == ACTIONS_APP:
         return f"{key} of GitHub Actions: reported as its workflow run"
@@ -118,7 +115,7 @@ def _check(event: Event, bot_login: str) -> Outcome:
         conclusion=conclusion,
         check_run_id=_int(item.get("id")) if key == "check_run" else None,
     )
-    branch = str(item.get("head_branch") or _dict(item.get("check_suite")).get("head_branch") or "")
+    branch = str(item.get("head_branch") or as_dict(item.get("check_suite")).get("head_branch") or "")
     return _ci(event, signal, str(item.get("head_sha") or ""), branch, item.get("pull_requests"))
 
 
@@ -129,9 +126,9 @@ def _status(event: Event) -> Outcome:
         return f"a commit status in state {state or '?'} is not a trigger"
     branches = [
         str(b.get("name"))
-        for b in payload.get("branches") or []
+        for b in items(payload, "branches", "branches")
         if isinstance(b, dict) and str(b.get("name") or "").startswith(BRANCH_PREFIX)
-        and _dict(b.get("commit")).get("sha") == sha
+        and as_dict(b.get("commit")).get("sha") == sha
     ]  # fmt: skip
     if not branches:
         return "the commit status is not on the head of an ai-fix branch"
@@ -141,7 +138,7 @@ def _status(event: Event) -> Outcome:
 
 def _push(event: Event) -> Outcome:
     payload = event.payload
-    default = str(_dict(payload.get("repository")).get("default_branch") or "")
+    default = str(as_dict(payload.get("repository")).get("default_branch") or "")
     ref = str(payload.get("ref") or "")
     if not default or ref != f"refs/heads/{default}":
         return f"a push to {ref or '?'}, not to the default branch {default or '?'}"

@@ -13,6 +13,14 @@ _COMMAND = re.compile(r"^ {0,3}/agent[ \t]+([A-Za-z]+)(?:[ \t]+(.*?))?[ \t]*$", 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _APPROACH = re.compile(r"^#?([12])$")
 """`/agent approve 2` (or `#2`): one of the plan's two approaches."""
+_ATTRIBUTE = r"""\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?"""
+_TAG = re.compile(rf"<[A-Za-z][A-Za-z0-9-]*(?:{_ATTRIBUTE})*\s*/?>")
+"""An HTML open tag as CommonMark reads raw HTML: its attributes' values may span lines, and none is shown."""
+_TITLE = r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\((?:[^()\\]|\\.)*\))"""
+_DEFINITION = re.compile(
+    rf"^ {{0,3}}\[(?:[^\]\\]|\\.)+\]:[ \t]*\n?[ \t]*(?:<[^<>\n]*>|\S+)(?:[ \t]*\n?[ \t]*{_TITLE})?[ \t]*$", re.M
+)
+"""A link reference definition, whose title may span lines: GitHub shows none of it."""
 FEEDBACK_AFTER = frozenset({"retry", "revise"})
 """Commands whose following lines are feedback."""
 BARE = frozenset({"retry", "rebase", "stop", "help", "plan", "approve"})
@@ -57,12 +65,20 @@ def _visible(line: str, in_comment: bool) -> tuple[str, bool]:
     return shown, in_comment
 
 
+def _unseen_blanked(text: str) -> str:
+    """`text` with what GitHub renders as no text blanked, each line kept in its place: HTML tags (a command on a
+    line of a multi-line attribute) and link reference definitions (one in a multi-line title)."""
+    for pattern in (_TAG, _DEFINITION):
+        text = pattern.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    return text
+
+
 def parse_command(text: str | None) -> Command | None:
-    """The first `/agent <command>` standing alone on a line outside code blocks, quotes and HTML comments
-    (GitHub shows none of a comment, so a command there was not written to be seen)."""
+    """The first `/agent <command>` standing alone on a line outside code blocks, quotes, HTML comments, tags and
+    link reference definitions (GitHub shows none of them, so a command there was not written to be seen)."""
     if not text:
         return None
-    lines = text.replace("\r\n", "\n").split("\n")
+    lines = _unseen_blanked(text.replace("\r\n", "\n")).split("\n")
     fence: str | None = None
     comment = False
     for index, raw in enumerate(lines):

@@ -14,6 +14,7 @@ from bot.contract.approach import PLAN_LABEL
 from bot.intake.ci_triggers import ci_trigger
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
+from bot.intake.shapes import Unusable, as_dict, items, text
 from bot.markers import is_login, opened_by_ai_fix, own_pull
 from bot.queue.models import GitHubId, IssueText, Login, RepoName, Trigger
 
@@ -78,36 +79,14 @@ ON_ISSUES = frozenset({"plan", "approve", "revise"})
 """Commands about a plan, which lives on the issue."""
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-class Unusable(Exception):
-    """A field a decision reads holds a value of the wrong JSON type (a list where GitHub sends text)."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
-        self.field, self.problem = field, problem
-
-
-def _text(obj: dict[str, Any], key: str, field: str) -> str:
-    """`obj[key]` as text ("" when absent or null); Unusable naming `field` when it is anything else."""
-    value = obj.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise Unusable(field, f"must be text, not {type(value).__name__}")
-    return value
-
-
 def _is_human(user: dict[str, Any]) -> bool:
     return user.get("type") == "User"
 
 
 def _base(payload: dict[str, Any]) -> dict[str, Any] | Ignored:
-    repo = _dict(payload.get("repository"))
-    installation = _dict(payload.get("installation"))
-    sender = _dict(payload.get("sender"))
+    repo = as_dict(payload.get("repository"))
+    installation = as_dict(payload.get("installation"))
+    sender = as_dict(payload.get("sender"))
     if not repo.get("full_name"):
         return Ignored("delivery has no repository")
     if not isinstance(installation.get("id"), int):
@@ -124,24 +103,24 @@ def _base(payload: dict[str, Any]) -> dict[str, Any] | Ignored:
 
 
 def _issue_text(issue: dict[str, Any]) -> IssueText:
-    labels = [label.get("name") for label in issue.get("labels") or [] if isinstance(label, dict)]
+    labels = [label.get("name") for label in items(issue, "labels", "issue.labels") if isinstance(label, dict)]
     return IssueText(
         title=issue.get("title") or "",
         body=issue.get("body") or "",
         labels=cast(list[str], labels),
-        author=_dict(issue.get("user")).get("login") or "",
+        author=as_dict(issue.get("user")).get("login") or "",
         at=issue.get("updated_at") or "",
     )
 
 
 def _label_removed(payload: dict[str, Any], issue: dict[str, Any], label: str, bot_login: str) -> Decision:
-    sender = _dict(payload.get("sender"))
+    sender = as_dict(payload.get("sender"))
     if is_login(sender, bot_login):
         return Ignored("ai-fix removed the label itself")
     return LabelRemoved(
-        repo=_dict(payload.get("repository")).get("full_name") or "",
+        repo=as_dict(payload.get("repository")).get("full_name") or "",
         number=cast(int, issue.get("number")),
-        installation_id=cast(int, _dict(payload.get("installation")).get("id")),
+        installation_id=cast(int, as_dict(payload.get("installation")).get("id")),
         sender=sender.get("login") or "",
         label=label,
     )
@@ -151,10 +130,10 @@ def _issues(event: Event, trigger_label: str, bot_login: str) -> Decision:
     payload = event.payload
     if event.action not in ("labeled", "unlabeled"):
         return Ignored(f"issues.{event.action} is not a trigger")
-    label = _text(_dict(payload.get("label")), "name", "label.name")
+    label = text(as_dict(payload.get("label")), "name", "label.name")
     if label.casefold() not in (trigger_label.casefold(), PLAN_LABEL):
         return Ignored(f"label {label!r} is not the trigger label {trigger_label!r} (or {PLAN_LABEL!r})")
-    issue = _dict(payload.get("issue"))
+    issue = as_dict(payload.get("issue"))
     if issue.get("pull_request"):
         return Ignored("the trigger label works on issues, not pull requests")
     if event.action == "unlabeled":
@@ -179,14 +158,15 @@ def _issue_comment(event: Event, bot_login: str) -> Decision:
     payload = event.payload
     if event.action != "created":
         return Ignored(f"issue_comment.{event.action} is not a trigger")
-    comment = _dict(payload.get("comment"))
-    command = parse_command(_text(comment, "body", "comment.body"))
+    comment = as_dict(payload.get("comment"))
+    command = parse_command(text(comment, "body", "comment.body"))
     if command is None:
         return Ignored("comment has no /agent command")
     base = _base(payload)
     if isinstance(base, Ignored):
         return base
-    issue = _dict(payload.get("issue"))
+    issue = as_dict(payload.get("issue"))
+    text(issue, "body", "issue.body")  # where ai-fix's marker is read
     if command.name in ("retry", "rebase") and not (issue.get("pull_request") and opened_by_ai_fix(issue, bot_login)):
         return Ignored(f"/agent {command.name} works only on a pull request opened by ai-fix")
     if command.name in ON_ISSUES and issue.get("pull_request"):
@@ -207,23 +187,24 @@ def _issue_comment(event: Event, bot_login: str) -> Decision:
 
 def _review(event: Event, bot_login: str) -> Decision:
     payload = event.payload
-    pull = _dict(payload.get("pull_request"))
+    pull = as_dict(payload.get("pull_request"))
     if event.name == "pull_request_review":
         if event.action != "submitted":
             return Ignored(f"pull_request_review.{event.action} is not a trigger")
-        review = _dict(payload.get("review"))
+        review = as_dict(payload.get("review"))
         state = str(review.get("state") or "").lower()
-        body = _text(review, "body", "review.body").strip()
+        body = text(review, "body", "review.body").strip()
         if not (state == "changes_requested" or (state == "commented" and body)):
             return Ignored(f"a review in state {state or '?'} without a request for changes is not a trigger")
         review_id, comment_id, feedback = review.get("id"), None, body
     else:
         if event.action != "created":
             return Ignored(f"pull_request_review_comment.{event.action} is not a trigger")
-        comment = _dict(payload.get("comment"))
+        comment = as_dict(payload.get("comment"))
         # Every review comment belongs to a review (a lone comment gets one of its own); merging on
         # review_id makes one job for a whole review, however many comments it has.
         review_id, comment_id, feedback = comment.get("pull_request_review_id"), comment.get("id"), ""
+    text(pull, "body", "pull_request.body")  # where ai-fix's marker is read
     if not own_pull(pull, bot_login):
         return Ignored("the pull request was not opened by ai-fix from a branch of this repository")
     base = _base(payload)
@@ -244,13 +225,13 @@ def _review(event: Event, bot_login: str) -> Decision:
 
 def _installation(event: Event) -> Decision:
     payload = event.payload
-    installation = _dict(payload.get("installation"))
+    installation = as_dict(payload.get("installation"))
     if installation.get("id") is None:
         return Ignored("installation event without an installation id")
-    account = _dict(installation.get("account")).get("login") or ""
+    account = as_dict(installation.get("account")).get("login") or ""
 
     def names(key: str) -> list[str]:
-        return [r["full_name"] for r in payload.get(key) or [] if isinstance(r, dict) and r.get("full_name")]
+        return [r["full_name"] for r in items(payload, key, key) if isinstance(r, dict) and r.get("full_name")]
 
     return InstallationChange(
         installation_id=cast(int, installation.get("id")),

@@ -16,6 +16,7 @@ import orjson
 
 from bot.errors import StoreUnavailable
 from bot.intake.apply import Incoming
+from bot.intake.body_budget import BodyBudget, Held, OverBudget
 from bot.intake.events import MalformedDelivery, parse_event
 from bot.intake.metrics import Metrics
 from bot.intake.signature import InvalidSignature, verify_signature
@@ -32,16 +33,20 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 MAX_BODY = 25 * 1024 * 1024
 """GitHub caps payloads at 25 MB; anything larger is not from GitHub."""
+BUSY = "too many request bodies are being received at once; GitHub can redeliver later"
 
 
 class TooLarge(Exception):
     """The body is over the limit; answered 413 without reading the rest."""
 
 
-async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
-    """The request body; TooLarge as soon as it is known to exceed `limit`, without reading the rest."""
-    if declared.isdigit() and int(declared) > limit:
-        raise TooLarge
+async def read_body(receive: Receive, declared: str, limit: int, held: Held) -> bytes:
+    """The request body, counted in `held` as it arrives; TooLarge as soon as it is known to exceed `limit`,
+    OverBudget as soon as the process's body budget cannot hold it, either without reading the rest."""
+    if declared.isdigit():
+        if int(declared) > limit:
+            raise TooLarge
+        held.declared(int(declared))
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -52,6 +57,7 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             raise TooLarge
+        held.grow(size)
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
@@ -75,7 +81,14 @@ class WebhookEndpoint:
     """POST /webhook: verify, parse, decide, store durably, then answer (202, or 200 for ping and redeliveries)."""
 
     def __init__(
-        self, settings: Settings, writer: IntakeWriter, metrics: Metrics, *, bot_login: str, max_body: int = MAX_BODY
+        self,
+        settings: Settings,
+        writer: IntakeWriter,
+        metrics: Metrics,
+        *,
+        bot_login: str,
+        budget: BodyBudget,
+        max_body: int = MAX_BODY,
     ) -> None:
         self.secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
         self.trigger_label = settings.trigger_label
@@ -83,12 +96,21 @@ class WebhookEndpoint:
         self.writer = writer
         self.metrics = metrics
         self.max_body = max_body
+        self.budget = budget
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        held = self.budget.hold()
         try:
-            body = await read_body(receive, headers.get("content-length", ""), self.max_body)
+            await self.answer(receive, send, headers, held, started)
+        finally:
+            held.release()  # once answered: a body counts for as long as it is in memory
+
+    async def answer(self, receive: Receive, send: Send, headers: dict[str, str], held: Held, started: float) -> None:
+        answered: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json")]
+        try:
+            body = await read_body(receive, headers.get("content-length", ""), self.max_body, held)
         except TooLarge:
             status, event, outcome, answer = (
                 413,
@@ -96,19 +118,19 @@ class WebhookEndpoint:
                 "too_large",
                 {"error": f"payload larger than {self.max_body} bytes"},
             )
+        except OverBudget:
+            status, event, outcome, answer = 503, UNVERIFIED_EVENT, "busy", {"error": BUSY}
+            answered.append((b"retry-after", b"10"))
         except ConnectionError:
             return
         else:
             status, event, outcome, answer = await self.handle(headers, body)
+        if status in (413, 503) and outcome != "unavailable":
+            answered.append((b"connection", b"close"))  # the rest of the body is never read: no next request
         self.metrics.observe(event, outcome, time.perf_counter() - started)
         data = orjson.dumps(answer)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
-            }
-        )
+        answered.append((b"content-length", str(len(data)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": answered})
         await send({"type": "http.response.body", "body": data})
 
     async def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, str, str, dict[str, Any]]:

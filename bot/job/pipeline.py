@@ -55,7 +55,7 @@ class RoundPipeline:
     """Runs the rounds: `issue`, `retry` and `review` jobs, and the round of a `ci` job (`bot.job.kinds`)."""
 
     def __init__(
-        self, kit: Toolkit, *, stage: ContractStage | None = None, run_link: Callable[[int], str] | None = None
+        self, kit: Toolkit, *, stage: ContractStage | None = None, run_link: Callable[[str, int], str] | None = None
     ) -> None:
         self.kit = kit
         self.stage = stage or ContractStage()
@@ -63,7 +63,7 @@ class RoundPipeline:
         """Job id → the signed link to its page in the run viewer; None when links are off."""
 
     def round(self, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None = None) -> Round:
-        run_url = self.run_link(ctx.job_id) if self.run_link else ""
+        run_url = self.run_link(ctx.store_identity(), ctx.job_id) if self.run_link else ""
         return Round(self.kit, self.stage, snapshot, ctx, round_input, run_url)
 
     def run(self, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None = None) -> JobOutcome:
@@ -216,7 +216,7 @@ class Round:
             self.comment.move("checks")
         state = self.checkpoint.state
         changed = bool(result.head_sha) and result.head_sha != result.base_sha
-        if (changed or result.handoff.attempts_branch) and not state.delivered:
+        if (changed or result.handoff.attempts_ref) and not state.delivered:
             # A later attempt delivering a recorded run finds the checkpoints in the job directory.
             self.checkout.push(self.checkout.current())
         if changed or self.pull.pr is not None:

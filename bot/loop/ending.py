@@ -20,7 +20,7 @@ from bot.vocabulary import ACCEPTED, FAILED, UNVERIFIED
 
 
 def save_work(h: Harness, state: RunState) -> str:
-    """Commit what is left so the branch holds it; what the gate refuses goes to the attempts branch instead."""
+    """Commit what is left so the branch holds it; what the gate refuses goes to the attempts ref instead."""
     return h.workspace.save_work(
         f"ai-fix: work in progress at step {state.meter.steps} (not verified)", gate=state.gate
     )
@@ -79,7 +79,7 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
             question=end.question,
             next_steps=end.next_steps,
             tried=state.notes.tried,
-            attempts_branch=ws.attempts_branch if ws.has_attempts else "",
+            attempts_ref=ws.attempts_ref if ws.has_attempts else "",
         ),
         evidence=evidence,
         cost=run_cost(h, state),

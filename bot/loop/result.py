@@ -34,8 +34,9 @@ class Handoff(BaseModel):
     next_steps: list[str] = Field(default_factory=list)
     tried: list[str] = Field(default_factory=list)
     """What each step tried, in one line each (the model's tool calls and what came of them)."""
-    attempts_branch: str = ""
-    """Where rolled-back attempts are kept for a person to fetch; empty when none was kept."""
+    attempts_ref: str = ""
+    """Where rolled-back attempts are kept for a person to fetch (a ref outside `refs/heads/`); empty when none was
+    kept."""
 
 
 class Cost(BaseModel):

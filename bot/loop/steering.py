@@ -87,7 +87,7 @@ def roll_back_and_narrow(
     *,
     headline: str = "the same failure repeated",
 ) -> str:
-    """The same failure came back: rule the approach out, keep it on the attempts branch, then roll back and
+    """The same failure came back: rule the approach out, keep it on the attempts ref, then roll back and
     narrow, or hand off if already narrowed."""
     approach = "; ".join(state.notes.attempt_edits) or "re-running the checks without a new change"
     state.notes.rule_out(approach, why)

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from bot.errors import GitHubError
 from bot.github.client import Refused, RepoClient, calling
+from bot.markdown import unlinked
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker, marker, own_pull
 from bot.publish.checkrun import CHECK_NAME, CheckRunOutput
 from bot.redact import RedactionError, safe_outgoing
@@ -141,7 +142,7 @@ class PullRequests:
         self, *, issue_number: int, branch: str, base: str, title: str, body: str, existing: PullRef | None
     ) -> PullRef:
         """Open a draft PR, or update the body of the existing one; "already exists" means find and update it."""
-        title, body = self.redactor.text(title), self.redactor.text(body)
+        title, body = unlinked(self.redactor.text(title)), self.redactor.text(body)
         pr = existing or self.find(issue_number, branch)
         if pr is None:
             try:

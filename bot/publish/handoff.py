@@ -17,10 +17,11 @@ def where_the_work_is(result: RunResult, *, pr_url: str = "") -> str:
     if result.head_sha and result.head_sha != result.base_sha:
         place = f"the pull request {pr_url}" if pr_url else f"branch {code_span(result.branch)}"
         return f"The work so far is on {place}."
-    if h.attempts_branch:
+    if h.attempts_ref:
         return (
-            f"Nothing was kept on the branch (every attempt was rolled back); the attempts are on branch "
-            f"{code_span(h.attempts_branch)}: `git fetch origin {h.attempts_branch}` and look at its commits."
+            f"Nothing was kept on the branch (every attempt was rolled back); the attempts are on "
+            f"{code_span(h.attempts_ref)} (a ref outside the branches, so no workflow runs on it): "
+            f"`git fetch origin {h.attempts_ref}` and look at the commits of `FETCH_HEAD`."
         )
     return "Nothing was changed."
 

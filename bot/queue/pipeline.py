@@ -101,6 +101,10 @@ class JobContext:
         with self._store.transaction() as conn:
             return self._store.work.enqueue(conn, trigger, self._store.clock())
 
+    def store_identity(self) -> str:
+        """The job store's own id, which this job's signed run-viewer links name."""
+        return self._store.identity()
+
     def stop_requested(self) -> bool:
         return self._store.leases.cancel_requested(self.job_id)
 

@@ -47,6 +47,7 @@ class Store:
         self.waiting = WaitingJobs(db, self.history, clock)
         self.work = WorkQueue(db, self.history, self.waiting, clock)
         self.leases = Leases(db, self.history, self.waiting, self.jobs, clock)
+        self._identity = ""
 
     @classmethod
     def from_url(cls, url: str, *, clock: Callable[[], float] = time.time, **options: Any) -> Store:
@@ -77,6 +78,13 @@ class Store:
                 "run that version, or restore a backup from before"
             )
         return [f"{m.version:04d}_{m.name}" for m in done]
+
+    def identity(self) -> str:
+        """This database's own random id, made with its schema (read once): signed run-viewer links name it."""
+        if not self._identity:
+            with self.db.reading() as conn:
+                self._identity = str(conn.execute("SELECT value FROM store_identity WHERE id = 1").fetchone()[0])
+        return self._identity
 
     def checkpoint(self) -> None:
         self.db.checkpoint()

@@ -134,8 +134,9 @@ def run_routes(
     viewer = Viewer(secrets, closing)
     pages = viewer.pages
 
-    def refused(request: Request, job_id: int | None) -> Response | None:
-        """None when the request may see job `job_id` (None: the list), else the answer saying why not."""
+    def refused(request: Request, job_id: int | None, store_id: str = "") -> Response | None:
+        """None when the request may see job `job_id` of the database `store_id` (None: the list), else the answer
+        saying why not."""
         if not admin_token and not link_secret:
             message = "The run viewer is disabled: set AIFIX_VIEWER_SECRET (signed links) or AIFIX_ADMIN_TOKEN."
             return pages.message(request, 404, "Run viewer disabled", message)
@@ -143,7 +144,7 @@ def run_routes(
             return None
         q = request.query_params
         if job_id is not None and ("sig" in q or "exp" in q):
-            verdict = check_link(link_secret, job_id, q.get("exp", ""), q.get("sig", ""), clock())
+            verdict = check_link(link_secret, store_id, job_id, q.get("exp", ""), q.get("sig", ""), clock())
             if verdict == "ok":
                 return None
             return pages.message(
@@ -163,7 +164,11 @@ def run_routes(
 
     async def job_or_answer(request: Request) -> Job | Response:
         job_id = int(request.path_params["job_id"])
-        if (answer := refused(request, job_id)) is not None:
+        try:
+            store_id = await run_in_threadpool(store.identity)
+        except StoreUnavailable as exc:
+            return pages.message(request, 503, "The job store does not answer", str(exc))
+        if (answer := refused(request, job_id, store_id)) is not None:
             return answer
         if job_id > MAX_JOB_ID:  # no store holds it (SQLite's and PostgreSQL's integers are 64-bit)
             return pages.message(request, 404, "No such run", f"There is no job {job_id}.")
@@ -219,7 +224,11 @@ def link_problem(verdict: str, exp: str) -> str:
         )
     if verdict == "disabled":
         return "Signed links are disabled on this server (AIFIX_VIEWER_SECRET is not set); use the admin token."
-    return "The link's signature does not match this run. Open the link exactly as it was posted on GitHub."
+    return (
+        "The link's signature does not match this run of this server's job store. Open the link exactly as it was "
+        "posted on GitHub; a link made before the job store was replaced opens nothing now (a new round posts a "
+        "fresh one, and an operator can open the run with the admin token)."
+    )
 
 
 def local_app(path: Path, secrets: Sequence[str]) -> Starlette:

@@ -4,10 +4,11 @@ what the policy allows; back to the last one; what is left at the end saved, or 
 from __future__ import annotations
 
 from bot.errors import PolicyViolation
+from bot.markdown import unlinked
 from bot.workspace.gate import PatchGate
 from bot.workspace.jobdir import restore_gitfile
 from bot.workspace.jobgit import JobGit
-from bot.workspace.overlay import keep_attempt
+from bot.workspace.overlay import attempts_ref, keep_attempt
 from bot.workspace.unwritten import discard_unwritten
 
 
@@ -29,7 +30,7 @@ def checkpoint(git: JobGit, base_sha: str, message: str, gate: PatchGate | None)
         if refused:
             git.git("reset", "-q")
             raise PolicyViolation("not kept: " + "; ".join(d.reason for d in refused))
-    git.git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
+    git.git("commit", "-q", "--no-verify", "--file=-", input=unlinked(message).encode())
     if gate is not None:
         gate.written.clear()  # committed: from now on a change to these files is not the model's either
     return git.head_sha
@@ -48,15 +49,15 @@ def rollback(git: JobGit) -> str:
     return git.head_sha
 
 
-def save_work(git: JobGit, base_sha: str, attempts_branch: str, message: str, gate: PatchGate) -> str:
-    """Commit whatever is left so the branch holds it; a change the gate refuses is kept on `attempts_branch`
+def save_work(git: JobGit, base_sha: str, branch: str, message: str, gate: PatchGate) -> str:
+    """Commit whatever is left so the branch holds it; a change the gate refuses is kept on `branch`'s attempts ref
     and rolled back instead. "" when the work was kept on the branch (or nothing was left), else where it
     went and why."""
     try:
         checkpoint(git, base_sha, message, gate)
         return ""
     except PolicyViolation as exc:
-        kept = keep_attempt(git, attempts_branch, f"{message}\n\nNot kept on the branch: {exc}\n")
+        kept = keep_attempt(git, branch, f"{message}\n\nNot kept on the branch: {exc}\n")
         rollback(git)
-        where = f"kept on branch {attempts_branch}" if kept else "dropped"
+        where = f"kept on {attempts_ref(branch)}" if kept else "dropped"
         return f"changes outside the policy were {where} ({exc})"

@@ -26,7 +26,7 @@ from bot.workspace.gitcmd import LOCAL_TIMEOUT, NETWORK_TIMEOUT, WorkspaceError,
 from bot.workspace.jobdir import WorkspaceState
 from bot.workspace.jobgit import JobGit
 from bot.workspace.models import DiffStats
-from bot.workspace.overlay import has_commit, keep_attempt, laid_over
+from bot.workspace.overlay import attempts_ref, has_commit, keep_attempt, laid_over
 from bot.workspace.unwritten import SETUP_OUTPUTS, add_excludes, untracked
 
 
@@ -109,27 +109,28 @@ class Workspace:
         return add_excludes(self.root / SETUP_OUTPUTS, paths)
 
     def save_work(self, message: str, *, gate: PatchGate) -> str:
-        """Commit whatever is left so the branch holds it, or keep a refused change on the attempts branch;
+        """Commit whatever is left so the branch holds it, or keep a refused change on the attempts ref;
         "" when it is on the branch, else where it went and why."""
-        return save_work(self._git, self.base_sha, self.attempts_branch, message, gate)
+        return save_work(self._git, self.base_sha, self.branch, message, gate)
 
     def laid_over(self, base: str, keep: Sequence[str] = ()) -> AbstractContextManager[None]:
         """Inside, the tree holds `base`'s files with the change's own `keep` paths on top; after, the change again."""
         return laid_over(self._git, base, keep)
 
     def keep_attempt(self, message: str) -> str | None:
-        """Commit what the tree holds beyond the last checkpoint onto the attempts branch (HEAD stays); its sha."""
-        return keep_attempt(self._git, self.attempts_branch, message)
+        """Commit what the tree holds beyond the last checkpoint onto the attempts ref (HEAD stays); its sha."""
+        return keep_attempt(self._git, self.branch, message)
 
     @property
     def has_attempts(self) -> bool:
-        """Whether this workspace kept a rolled-back attempt (a local attempts branch exists)."""
-        return has_commit(self._git, f"refs/heads/{self.attempts_branch}")
+        """Whether this workspace kept a rolled-back attempt (its attempts ref exists)."""
+        return has_commit(self._git, self.attempts_ref)
 
     @property
-    def attempts_branch(self) -> str:
-        """Where rolled-back attempts are kept, for a person to fetch: `<branch>-attempts`."""
-        return f"{self.branch}-attempts"
+    def attempts_ref(self) -> str:
+        """Where rolled-back attempts are kept, for a person to fetch: `refs/ai-fix/attempts/<branch>`
+        (`bot.workspace.overlay.ATTEMPTS`: no workflow runs on it)."""
+        return attempts_ref(self.branch)
 
     @property
     def evidence_base(self) -> str:
@@ -141,7 +142,7 @@ class Workspace:
         return rollback(self._git)
 
     def push(self, token: str | None = None, remote_url: str | None = None, *, attempts: bool = False) -> None:
-        """Push the branch (up to the last checkpoint), or with `attempts` the attempts branch; never forced."""
+        """Push the branch (up to the last checkpoint), or with `attempts` the attempts ref; never forced."""
         url = remote_url or self.state.remote_url
         if not url:
             raise WorkspaceError(
@@ -149,7 +150,7 @@ class Workspace:
                 "pass remote_url= to push it somewhere else"
             )
         check_remote_url(url)
-        ref = f"refs/heads/{self.attempts_branch}:refs/heads/{self.attempts_branch}" if attempts else None
+        ref = f"{self.attempts_ref}:{self.attempts_ref}" if attempts else None
         env, secrets = (auth_env(token, url), [token]) if token else (None, [])
         refspec = ref or f"HEAD:refs/heads/{self.branch}"
         self.git("push", "-q", "--no-verify", "--", url, refspec, env=env, secrets=secrets, timeout=NETWORK_TIMEOUT)

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from bot.markdown import unlinked
 from bot.workspace.git import Workspace
 from bot.workspace.gitcmd import WorkspaceError
 
@@ -64,5 +65,5 @@ def commit_merge(ws: Workspace, message: str, resolved: list[str]) -> str:
         raise WorkspaceError("no merge is in progress: start one with start_merge")
     if resolved:
         ws.git("add", "--", *resolved)
-    ws.git("commit", "-q", "--no-verify", "--file=-", input=message.encode())
+    ws.git("commit", "-q", "--no-verify", "--file=-", input=unlinked(message).encode())
     return ws.head_sha

@@ -12,6 +12,7 @@ from bot.workspace.git import Workspace
 from bot.workspace.gitcmd import NETWORK_TIMEOUT, WorkspaceError, auth_env, check_remote_url
 from bot.workspace.jobdir import WorkspaceState, load_state, make_hooks, new_job_dir, removed_on_failure, save_state
 from bot.workspace.jobgit import JobGit
+from bot.workspace.overlay import ATTEMPTS, FETCHED_ATTEMPTS
 
 
 def clone(url: str, dest: Path | str, *, branch: str, token: str | None = None, ref: str | None = None) -> Workspace:
@@ -114,6 +115,8 @@ def _cloned(
     )
     git = JobGit(root, state.hooks, state.git_dir, state.tree)
     options = ["--no-checkout", f"--separate-git-dir={git_dir}", "--config", f"core.hooksPath={hooks}"]
+    # The remote's attempts refs too: a later round's attempts go on top of them, and a push is never forced.
+    options += ["--config", f"remote.origin.fetch=+{ATTEMPTS}/*:{FETCHED_ATTEMPTS}/*"]
     git.run(
         ["clone", "-q", *options, "--", url, str(tree)],
         env=auth_env(token, url) if token else None,

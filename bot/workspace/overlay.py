@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
+from bot.markdown import unlinked
+
 
 class GitTree(Protocol):
     """What these need of `bot.workspace.jobgit.JobGit`."""
@@ -67,18 +69,30 @@ def _commit(ws: GitTree, ref: str) -> str | None:
     return known.stdout.decode().strip() if known.returncode == 0 else None
 
 
+ATTEMPTS = "refs/ai-fix/attempts"
+"""Where a branch's rolled-back attempts are kept (`refs/ai-fix/attempts/<branch>`): outside `refs/heads/`, so
+pushing them starts no workflow (`push` triggers match branches and tags only, and no pull request has them as
+its head), yet anyone can fetch them by name."""
+FETCHED_ATTEMPTS = "refs/remotes/origin-attempts"
+"""Where a clone keeps the remote's attempts refs (fetched with the branches), for a later round to build on."""
+
+
+def attempts_ref(branch: str) -> str:
+    return f"{ATTEMPTS}/{branch}"
+
+
 def keep_attempt(ws: GitTree, branch: str, message: str) -> str | None:
-    """Commit the tree as it is now onto the local `branch` (each attempt on top of the one before, or of the
-    remote's `branch`, which an earlier round pushed), leaving HEAD alone. None when the tree holds nothing
-    beyond the last checkpoint.
+    """Commit the tree as it is now onto `branch`'s attempts ref (each attempt on top of the one before, or of
+    the remote's, which an earlier round pushed), leaving HEAD alone. None when the tree holds nothing beyond
+    the last checkpoint.
     """
-    ref, remote = f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"
+    ref, remote = attempts_ref(branch), f"{FETCHED_ATTEMPTS}/{branch}"
     tree = _tree_of_change(ws)
     head = ws.head_sha
     if tree == ws.git("rev-parse", f"{head}^{{tree}}").stdout.decode().strip():
         return None
     parent = _commit(ws, ref) or _commit(ws, remote) or head
-    sha = ws.git("commit-tree", tree, "-p", parent, input=message.encode()).stdout.decode().strip()
+    sha = ws.git("commit-tree", tree, "-p", parent, input=unlinked(message).encode()).stdout.decode().strip()
     ws.git("update-ref", ref, sha)
     return sha
 

@@ -12,7 +12,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
-from bot.contract.globs import allowed_by_name, glob_match, instruction_file, normalize_path
+from bot.contract.globs import allowed_by_name, glob_match, named_only, normalize_path
 from bot.contract.models import ALWAYS_DENIED, Scope
 from bot.errors import PolicyViolation
 
@@ -87,10 +87,9 @@ def check_scope(rel: str, scope: Scope) -> None:
         for glob in rules:
             if glob_match(rel, glob, case_sensitive=False) or glob_match(folded, _folded(glob), case_sensitive=False):
                 raise GateRefusal(refusal.format(rel=rel, glob=glob))
-    if instruction_file(rel) and not allowed_by_name(rel, scope):
+    if (kind := named_only(rel) or named_only(folded)) and not allowed_by_name(rel, scope):
         raise GateRefusal(
-            f"{rel} is an agent instruction file or an ignore file: ai-fix changes one only when the scope "
-            "allows it by name "
+            f"{rel} is {kind}: ai-fix changes one only when the scope allows it by name "
             f"(scope.allow: ['{rel}'] in .github/ai-fix.yml)"
         )
     if not any(glob_match(rel, glob) for glob in scope.allow):

@@ -74,21 +74,25 @@ def test_setup_secrets_reach_setup_commands_only_and_a_missing_one_is_named(kind
     workspace = calc_repo(tmp_path / "ws")
     secret = "s3cr3t-value-for-setup-only"
     task = contract(
-        setup=['printf %s "$INDEX_TOKEN" | sha256sum > .setup-ok && echo "the token is $INDEX_TOKEN" && exit 4'],
+        # Into the environment folder: what a setup given secrets writes elsewhere is removed after it.
+        setup=[
+            'mkdir -p .ai-fix-env && printf %s "$INDEX_TOKEN" | sha256sum > .ai-fix-env/setup-ok'
+            ' && echo "the token is $INDEX_TOKEN" && exit 4'
+        ],
         setup_secrets=["INDEX_TOKEN"],
         checks=[Check(name="env", run="env")],
     )
     box = open_test_sandbox(kind, workspace)
     try:
         missing = SandboxChecks(box, task, [secret]).setup()
-        assert missing.status == "failed" and not (workspace / ".setup-ok").exists()
+        assert missing.status == "failed" and not (workspace / ".ai-fix-env/setup-ok").exists()
         assert (
             "INDEX_TOKEN" in missing.problem
             and "set AIFIX_SETUP_SECRET_INDEX_TOKEN on the ai-fix host" in missing.problem
         )
         checks = SandboxChecks(box, task, [secret], setup_env={"INDEX_TOKEN": secret})
         failed = checks.setup()
-        assert (workspace / ".setup-ok").read_text().split()[0] == sha256(secret.encode()).hexdigest(), (
+        assert (workspace / ".ai-fix-env/setup-ok").read_text().split()[0] == sha256(secret.encode()).hexdigest(), (
             "it had the secret"
         )
         assert failed.status == "failed" and "exit 4" in failed.problem and secret not in failed.problem
@@ -131,9 +135,10 @@ def test_offline_setup_has_no_network_no_package_cache_and_no_setup_secret(tmp_p
         connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
         probe = (
             # The token's hash only: setup leaving the token itself in a file would stop the job.
-            'token=$([ -n "$INDEX_TOKEN" ] && printf %s "$INDEX_TOKEN" | sha256sum | cut -c1-16 || echo unset)'
-            ' && echo "token=$token cache=${PIP_CACHE_DIR:-unset}" >> .probe'
-            f' && ({sys.executable} -c "{connect}" 2>/dev/null && echo connected || echo no-network) >> .probe'
+            # Into the environment folder: what a setup given secrets writes elsewhere is removed after it.
+            'mkdir -p .ai-fix-env && token=$([ -n "$INDEX_TOKEN" ] && printf %s "$INDEX_TOKEN" | sha256sum | cut -c1-16'
+            ' || echo unset) && echo "token=$token cache=${PIP_CACHE_DIR:-unset}" >> .ai-fix-env/probe'
+            f' && ({sys.executable} -c "{connect}" 2>/dev/null && echo connected || echo no-network) >> .ai-fix-env/probe'
         )
         task = contract(setup=[probe], setup_secrets=["INDEX_TOKEN"], sandbox=config)
         box = open_sandbox("bwrap", workspace, config, env=inside_env(), ro_paths=python_paths(), job=job)
@@ -144,7 +149,7 @@ def test_offline_setup_has_no_network_no_package_cache_and_no_setup_secret(tmp_p
             box.close()
         assert len(accepted) == 1, "only the setup that is not offline connected"
     assert (online.status, offline.status) == ("ran", "ran")
-    assert (workspace / ".probe").read_text().splitlines() == [
+    assert (workspace / ".ai-fix-env/probe").read_text().splitlines() == [
         f"token={sha256(secret.encode()).hexdigest()[:16]} cache=/tmp/ai-fix-cache/pip",
         "connected",
         "token=unset cache=unset",
@@ -163,14 +168,15 @@ def test_what_a_setup_with_secrets_left_outside_the_workspace_never_reaches_the_
     workspace = calc_repo(tmp_path / "ws")
     secret = "s3cr3t-value-for-setup-only"
     leaves = 'mkdir -p "$HOME" && printf %s "$INDEX_TOKEN" | tee "$HOME/.npmrc" > "$AI_FIX_ARTIFACTS/token"'
-    look = 'cat "$HOME/.npmrc" "$AI_FIX_ARTIFACTS/token"; echo; cat kept'
+    look = 'cat "$HOME/.npmrc" "$AI_FIX_ARTIFACTS/token"; echo; cat .ai-fix-env/kept'
+    keep = "mkdir -p .ai-fix-env && echo environment > .ai-fix-env/kept"
     box = open_test_sandbox(kind, workspace)
     try:
-        without = box.exec(f"{leaves} && echo environment > kept", timeout=30, setup=True, env={"INDEX_TOKEN": secret})
+        without = box.exec(f"{leaves} && {keep}", timeout=30, setup=True, env={"INDEX_TOKEN": secret})
         assert without.exit_code == 0 and secret in box.exec(look, timeout=30).output, "left there, checks read it"
-        (workspace / "kept").unlink()
+        (workspace / ".ai-fix-env/kept").unlink()
         task = contract(
-            setup=[f"{leaves} && echo environment > kept"],
+            setup=[f"{leaves} && {keep}"],
             setup_secrets=["INDEX_TOKEN"],
             checks=[Check(name="look", run=look)],
         )

@@ -47,6 +47,31 @@ FORMS: dict[str, Callable[[str], str]] = {
 }
 
 
+def xxd(data: bytes) -> str:
+    """What `xxd` prints: an offset, 16 bytes in hex in groups of two, then the text."""
+    lines, columns = [], 16
+    for at in range(0, len(data), columns):
+        row = data[at : at + columns]
+        hexed = " ".join(row[i : i + 2].hex() for i in range(0, len(row), 2))
+        lines.append(f"{at:08x}: {hexed:<{columns * 2 + columns // 2}} {row.decode(errors='replace')}")
+    return "\n".join(lines) + "\n"
+
+
+SPREAD: dict[str, Callable[[str], str]] = {
+    "spaced characters": lambda p: " ".join(p + TOKEN),
+    "a comma list": lambda p: ",".join(p + TOKEN),
+    "xxd": lambda p: xxd((p + TOKEN).encode()),
+    "xxd -u": lambda p: xxd((p + TOKEN).encode()).upper(),
+    "od -An -tx1": lambda p: "\n".join(
+        " ".join(f"{b:02x}" for b in (p + TOKEN).encode()[i : i + 16]) for i in range(0, len(p + TOKEN), 16)
+    ),
+    "colons and dashes": lambda p: ":".join(
+        (p + TOKEN).encode().hex()[i : i + 2] for i in range(0, 2 * len(p + TOKEN), 2)
+    ).replace(":", "-", 5),
+}
+"""Forms that put separators (whitespace, `,:;-`) between the secret's characters or its hex digits."""
+
+
 def written(workspace: Path, files: dict[str, str | bytes]) -> dict[str, list[str]]:
     """What the search finds after `files` are written into the workspace as setup would."""
     before = stamps(workspace)
@@ -60,6 +85,12 @@ def written(workspace: Path, files: dict[str, str | bytes]) -> dict[str, list[st
 @pytest.mark.parametrize("form", FORMS)
 def test_a_file_holding_the_secret_in_any_form_at_any_offset_is_found(tmp_path: Path, form: str) -> None:
     files: dict[str, str | bytes] = {f".ai-fix-env/{i}": f"x{FORMS[form](p)}y" for i, p in enumerate(PREFIXES)}
+    assert written(tmp_path, files) == {rel: ["NPM_TOKEN"] for rel in files}
+
+
+@pytest.mark.parametrize("form", SPREAD)
+def test_a_file_holding_the_secret_spread_out_with_separators_is_found(tmp_path: Path, form: str) -> None:
+    files: dict[str, str | bytes] = {f".ai-fix-env/{i}": f"x {SPREAD[form](p)} y" for i, p in enumerate(PREFIXES)}
     assert written(tmp_path, files) == {rel: ["NPM_TOKEN"] for rel in files}
 
 

@@ -29,6 +29,17 @@ def test_postgresql_one_intake_two_workers_after_the_migration():
     assert services["serve"]["environment"]["AIFIX_WORKERS"] == "0"
 
 
+def test_the_intake_listens_on_loopback_for_the_proxy_and_the_example_holds_no_secret():
+    assert compose()["services"]["serve"]["ports"] == ["127.0.0.1:8000:8000"]
+    example = dict(
+        line.split("=", 1) for line in (ROOT / "deploy" / "ai-fix.env.example").read_text().splitlines() if "=" in line
+    )
+    secrets = ("AIFIX_WEBHOOK_SECRET", "AIFIX_ANTHROPIC_API_KEY", "AIFIX_ADMIN_TOKEN")
+    assert [example[name] for name in secrets] == ["", "", ""], "a value left in place must not start the service"
+    docs = (ROOT / "docs" / "compose.md").read_text()
+    assert "chmod 600" in docs and "chmod 644" not in docs
+
+
 def test_every_command_and_setting_it_uses_exists():
     parser = build_parser()
     fields = {f"AIFIX_{name.upper()}" for name in Settings.model_fields}

@@ -12,7 +12,7 @@ import pytest
 
 from bot.commands.main import main
 from bot.model.scripted import ScriptedModel, Turn, call, turn
-from tests.support.eval_tasks import FAIL_TO_PASS, serve_index, swe_row, task_row, write_tasks
+from tests.support.eval_tasks import FAIL_TO_PASS, FIXED_CODE, serve_index, swe_row, task_row, write_tasks
 from tests.support.model import serve_fake_api
 from tests.support.runs import MODEL
 from tests.support.sandbox import python_paths
@@ -224,3 +224,51 @@ def git_log(repo: Path, *refs: str) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), "log", "--format=%s", *refs], capture_output=True, text=True, check=True
     ).stdout
+
+
+OUTSIDE = """diff --git a/../../victim.txt b/../../victim.txt
+--- a/../../victim.txt
++++ b/../../victim.txt
+@@ -1 +1 @@
+-kept
++gone
+"""
+
+
+def test_a_row_whose_diff_names_a_path_outside_its_repository_is_refused_before_anything_runs(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repos = env / "repos"
+    repos.mkdir()
+    # Where `tree/../../victim.txt` lands for the hidden tests' work tree (AIFIX_WORK_DIR/eval/hidden-*/tree).
+    victim = env / "work" / "eval" / "victim.txt"
+    victim.parent.mkdir(parents=True)
+    victim.write_text("kept\n")
+    row = swe_row(repos)
+    row["test_patch"] += OUTSIDE
+    tasks = write_tasks(env / "tasks.jsonl", [row])
+    argv = ["eval", str(tasks), "--model", "noop", "--repos", str(repos), "--sandbox", "bwrap", "--out", str(env / "o")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "task tally__tally-1: test_patch: it touches '../../victim.txt', outside the repository's files" in err
+    assert victim.read_text() == "kept\n" and not (env / "o").exists()
+
+
+def test_a_hunk_line_that_looks_like_a_header_is_no_path_and_nothing_outside_is_read(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    canary = env / "host-canary.txt"
+    canary.write_text("HOST-FILE-CANARY-5d1f\n")
+    # An added line `++ b/...` reads `+++ b/...` in the diff: a file's content, not the name of one.
+    climb = "../" * 40 + str(canary).lstrip("/")
+    fix = FIXED_CODE + f'\n\nNOTE = """\n++ b/{climb}\n"""\n'
+    repos = env / "repos"
+    repos.mkdir()
+    tasks = write_tasks(env / "tasks.jsonl", [swe_row(repos, fixed_code=fix)])
+    out = env / "out"
+    argv = ["eval", str(tasks), "--model", "oracle", "--repos", str(repos), "--sandbox", "bwrap", "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    folder = out / "tasks" / "tally__tally-1" / "oracle"
+    assert [p.name for p in folder.iterdir() if "HOST-FILE-CANARY" in p.read_text()] == []
+    [run] = report(out)["tasks"]
+    assert run["class"] == "automatic"

@@ -22,29 +22,47 @@ from tests.support.world import free_port
 
 AI_FIX = str(Path(sys.executable).parent / "ai-fix")
 KEY = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
+HOOK = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
 
 @pytest.mark.parametrize(
     ("env", "message"),
     [
         (
-            {"AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s"},
+            {"AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": HOOK},
             "AIFIX_APP_ID is not set: set AIFIX_APP_ID to the numeric App ID",
         ),
         ({"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY}, "AIFIX_WEBHOOK_SECRET is not set"),
         (
-            {"AIFIX_APP_ID": "twelve", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s"},
+            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "change-me"},
+            "AIFIX_WEBHOOK_SECRET is a placeholder, not a secret; make one with `openssl rand -hex 32`",
+        ),
+        (
+            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "k"},
+            "AIFIX_WEBHOOK_SECRET must be at least 16 characters; make one with `openssl rand -hex 32`",
+        ),
+        (
+            {
+                "AIFIX_APP_ID": "12",
+                "AIFIX_PRIVATE_KEY": KEY,
+                "AIFIX_WEBHOOK_SECRET": HOOK,
+                "AIFIX_ADMIN_TOKEN": "change-me",
+            },
+            "AIFIX_ADMIN_TOKEN is a placeholder, not a secret; make one with `openssl rand -hex 32`",
+        ),
+        (
+            {"AIFIX_APP_ID": "twelve", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": HOOK},
             "AIFIX_APP_ID: Input should be a valid integer",
         ),
         (
-            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": "not a key", "AIFIX_WEBHOOK_SECRET": "s"},
+            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": "not a key", "AIFIX_WEBHOOK_SECRET": HOOK},
             "AIFIX_PRIVATE_KEY does not look like a PEM key",
         ),
         (
             {
                 "AIFIX_APP_ID": "12",
                 "AIFIX_PRIVATE_KEY": KEY,
-                "AIFIX_WEBHOOK_SECRET": "s",
+                "AIFIX_WEBHOOK_SECRET": HOOK,
                 "AIFIX_DATABASE_URL": "mysql://db",
             },
             "AIFIX_DATABASE_URL 'mysql://db' is not supported",
@@ -53,27 +71,27 @@ KEY = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
             {
                 "AIFIX_APP_ID": "12",
                 "AIFIX_PRIVATE_KEY": KEY,
-                "AIFIX_WEBHOOK_SECRET": "s",
+                "AIFIX_WEBHOOK_SECRET": HOOK,
                 "AIFIX_PIPELINE": "bot.nowhere:Pipeline",
             },
             "AIFIX_PIPELINE 'bot.nowhere:Pipeline' cannot be loaded",
         ),
         (
-            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s"},
+            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": HOOK},
             "AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY are not set, and claude-sonnet-5-5 (the main model)",
         ),
         (
             {
                 "AIFIX_APP_ID": "12",
                 "AIFIX_PRIVATE_KEY": KEY,
-                "AIFIX_WEBHOOK_SECRET": "s",
+                "AIFIX_WEBHOOK_SECRET": HOOK,
                 "AIFIX_MODEL": "openai:gpt-5.4",
                 "AIFIX_SMALL_MODEL": "ollama:qwen3:8b",
             },
             "AIFIX_OPENAI_API_KEY and OPENAI_API_KEY are not set, and openai:gpt-5.4 (the main model)",
         ),
         (
-            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": "s", "AIFIX_MODEL": "gpt-5.4"},
+            {"AIFIX_APP_ID": "12", "AIFIX_PRIVATE_KEY": KEY, "AIFIX_WEBHOOK_SECRET": HOOK, "AIFIX_MODEL": "gpt-5.4"},
             "AIFIX_ANTHROPIC_API_KEY and ANTHROPIC_API_KEY are not set, and gpt-5.4 (the main model) is an Anthropic model",
         ),
     ],

@@ -15,7 +15,7 @@ from bot.model.scripted import call, turn
 from bot.publish.github_out import HANDOFF_LABEL
 from bot.publish.models import read_rounds
 from tests.support.markdown import render
-from tests.support.runs import CHECK, SAMPLE_CRITERIA
+from tests.support.runs import CHECK, FIX, SAMPLE_CRITERIA
 from tests.support.webhooks import REPO, pr_comment, review_submitted
 from tests.support.world import FIX_SCRIPT, SENDER, World, sees, start_world
 
@@ -217,6 +217,25 @@ def test_a_task_that_cannot_be_solved_hands_off_a_draft_with_the_work_pushed(wor
     assert [r["conclusion"] for r in runs] == ["failure"]
     assert {(a["path"], a["annotation_level"]) for a in runs[0]["annotations"]} == {("tests/test_calc.py", "failure")}
     assert all(a["start_line"] > 0 for a in runs[0]["annotations"])
+
+
+CLOSING = re.compile(r"(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+")
+"""What GitHub reads as closing an issue (a squashed pull request's title and every commit message on merge)."""
+
+
+def test_an_issue_title_or_a_model_naming_other_issues_closes_none_on_merge(world: World) -> None:
+    number = 52
+    _, _, body = sample()[1].partition("\n")
+    edit = turn("add() subtracts: use a + b, which fixes octo/other#4 and closes #9.", FIX, CHECK)
+    world.script([FIX_SCRIPT[0], FIX_SCRIPT[1], edit, *FIX_SCRIPT[3:]])
+    task = world.run("issues", world.labelled(number, "add() subtracts, closes #9", body.strip()))
+    assert task["status"] == "done", task
+    [pr] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == number]
+    assert pr["title"] == "ai-fix: add() subtracts, closes issue 9"
+    messages = world.git("log", "--format=%B", f"main..{pr['head']['ref']}")
+    assert "closes issue 9" in messages and "fixes octo/other issue 4" in messages
+    assert CLOSING.findall(pr["title"] + "\n" + messages) == []
+    assert CLOSING.findall(pr["body"]) == [f"Fixes #{number}"], "the body closes its own issue only"
 
 
 def test_relabelling_after_the_pr_was_closed_opens_a_new_pr_on_a_new_branch(world: World) -> None:

@@ -20,6 +20,7 @@ from bot.commands.demo import sample
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.model.base import ModelRequest
 from bot.model.scripted import Turn, call, turn
+from bot.queue.store import Store
 from bot.viewer.links import sign
 from tests.support.browser import artifact
 from tests.support.runs import CHECK, FIX, PLAN, SAMPLE_CRITERIA, VIEW
@@ -151,17 +152,26 @@ def test_the_pr_body_and_the_check_run_link_the_same_page(world: World, job: dic
     assert world.github.violations == [], "every request matched GitHub's OpenAPI schema"
 
 
+def store_identity(world: World) -> str:
+    """The id of the job store `ai-fix serve` runs on, as signed links name it."""
+    store = Store.from_url(f"sqlite:///{world.root / 'ai-fix.db'}")
+    try:
+        return store.identity()
+    finally:
+        store.close()
+
+
 def test_a_wrong_or_expired_signature_is_refused(world: World, job: dict) -> None:
     link, job_id = job["link"], job["id"]
     exp, sig = re.search(r"exp=(\d+)&sig=(\w+)", link).groups()  # type: ignore[union-attr]
-    key = SECRETS["AIFIX_VIEWER_SECRET"]
+    key, store = SECRETS["AIFIX_VIEWER_SECRET"], store_identity(world)
     past = int(time.time()) - 60
     refused = {
         "tampered": f"/runs/{job_id}?exp={exp}&sig={sig[:-1]}{'0' if sig[-1] != '0' else '1'}",
         "another job": f"/runs/{job_id + 1}?exp={exp}&sig={sig}",
         "later expiry": f"/runs/{job_id}?exp={int(exp) + 1}&sig={sig}",
-        "expired": f"/runs/{job_id}?exp={past}&sig={sign(key, job_id, past)}",
-        "expired stream": f"/runs/{job_id}/events?exp={past}&sig={sign(key, job_id, past)}",
+        "expired": f"/runs/{job_id}?exp={past}&sig={sign(key, store, job_id, past)}",
+        "expired stream": f"/runs/{job_id}/events?exp={past}&sig={sign(key, store, job_id, past)}",
     }
     for what, path in refused.items():
         response = world.client.get(path)

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from bot.model.scripted import call, turn
 from bot.redact import secret_forms
 from bot.secrets import env_secrets, secret_allowed, setup_secret_repos, setup_secrets
-from tests.support.runs import DEMO_SCRIPT, LocalRun, config, run_local, sample_files
+from tests.support.runs import DEMO_SCRIPT, VIEW, LocalRun, config, run_local, sample_files
 
 pytestmark = pytest.mark.bwrap
 
@@ -86,6 +88,12 @@ def test_a_repository_named_for_a_secret_gets_it_in_setup(tmp_path: Path, monkey
                      ".ai-fix-env/index.rev", id="reversed"),
         pytest.param("""printf '_auth=%s\\n' "$(printf 'ci-bot:%s' "$INDEX_TOKEN" | base64 -w0)" > .npmrc""",
                      ".npmrc", id="base64"),
+        pytest.param('mkdir -p .ai-fix-env && printf %s "$INDEX_TOKEN" | sed "s/./& /g" > .ai-fix-env/spaced',
+                     ".ai-fix-env/spaced", id="spaced characters"),
+        pytest.param('mkdir -p .ai-fix-env && printf %s "$INDEX_TOKEN" | xxd > .ai-fix-env/dump',
+                     ".ai-fix-env/dump", id="xxd"),
+        pytest.param('mkdir -p .ai-fix-env && printf %s "$INDEX_TOKEN" | sed "s/./&,/g" > .ai-fix-env/list',
+                     ".ai-fix-env/list", id="a comma list"),
     ],
 )  # fmt: skip
 def test_a_setup_that_leaves_the_secret_in_a_file_stops_the_job_before_the_model(
@@ -116,3 +124,32 @@ def test_a_setup_that_uses_the_secret_and_leaves_no_trace_of_it_goes_on(
     assert baseline["setup"]["secret_files"] == [] and baseline["setup"]["searched"] >= 2, "the new files were searched"
     assert f"searched the {baseline['setup']['searched']} paths it wrote for its setup secrets in" in run.log
     assert ": none found" in run.log
+
+
+def test_what_a_setup_given_secrets_created_outside_the_environment_folders_never_reaches_a_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Forms no search finds: 7-character pieces in separate files, gzip then base64. The check prints whatever
+    # is there and the model asks to read a piece.
+    command = (
+        'printf %s "$INDEX_TOKEN" | split -b 7 - piece- && printf %s "$INDEX_TOKEN" | gzip -n | base64 > token.gz.b64'
+        " && mkdir -p .ai-fix-env && echo kept > .ai-fix-env/kept"
+    )
+    check = "cat piece-* token.gz.b64 .ai-fix-env/kept; python3 -m unittest discover -s tests -t . -v"
+    yml = config(check) + f"setup_secrets: [INDEX_TOKEN]\nsetup:\n  - {json.dumps(command)}\n"
+    monkeypatch.setenv("AIFIX_SETUP_SECRET_INDEX_TOKEN", TOKEN)
+    monkeypatch.setenv("AIFIX_SETUP_SECRET_INDEX_TOKEN_REPOS", "*")
+    peek = call("str_replace_based_edit_tool", command="view", path="piece-aa")
+    script = [DEMO_SCRIPT[0], turn("Reading the code and what setup left.", VIEW, peek), *DEMO_SCRIPT[2:]]
+    run = run_local(tmp_path, script, files=sample_files(**{".github/ai-fix.yml": yml}))
+    assert run.result.outcome == "accepted", run.result.reason
+    [baseline] = [r for r in run.trace() if r["kind"] == "baseline"]
+    assert baseline["setup"]["withheld"] == ["piece-aa", "piece-ab", "piece-ac", "piece-ad", "token.gz.b64"]
+    assert "removed what it created outside the environment folders (piece-aa," in run.log
+    encoded = subprocess.run(
+        'printf %s "$T" | gzip -n | base64', shell=True, env={"T": TOKEN}, capture_output=True, text=True, check=True
+    ).stdout.split()
+    pieces = [TOKEN[i : i + 7] for i in range(0, len(TOKEN) - 6, 7)]
+    for text in ((run.out / "pr.md").read_text(), (run.out / "trace.jsonl").read_text(), run.log, *run.fake.bodies):
+        assert not [p for p in [*pieces, *encoded] if p in text]
+    assert "kept" in (run.out / "trace.jsonl").read_text(), "what it wrote in the environment folder stays"

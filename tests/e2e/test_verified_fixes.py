@@ -141,12 +141,16 @@ def test_a_correct_fix_without_a_test_then_a_stall_is_an_unverified_draft_with_t
     [pr] = [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 45]
     assert pr["draft"] is True and world.github.labels[(REPO, pr["number"])] == [UNVERIFIED_LABEL]
     assert "return a + b" in world.git("show", f"{pr['head']['ref']}:calc.py"), "the fix is on the PR's branch"
-    assert world.git("branch", "--list", f"{pr['head']['ref']}-attempts").strip() == "", "no attempts branch holds it"
+    branch = pr["head"]["ref"]
+    attempts = world.git(
+        "for-each-ref", "--format=%(refname)", f"refs/ai-fix/attempts/{branch}", f"refs/heads/{branch}-*"
+    )
+    assert attempts.strip() == "", "no rolled-back attempt holds it"
     comment = comment_of(world, 45)
     assert "**Not verified:**" in comment and "`add(-1, 1)` returns 0" in comment
 
 
-def test_a_rolled_back_run_hands_off_in_the_issue_comment_with_the_attempts_on_a_branch(world: World) -> None:
+def test_a_rolled_back_run_hands_off_in_the_issue_comment_with_the_attempts_on_a_ref(world: World) -> None:
     wrong = call(
         "str_replace_based_edit_tool", command="str_replace", path="calc.py",
         old_str="    return a - b", new_str="    return a * b",
@@ -165,8 +169,9 @@ def test_a_rolled_back_run_hands_off_in_the_issue_comment_with_the_attempts_on_a
     assert [p for p in world.github.pulls_of(REPO) if find_marker(p["body"], PR_KIND) == 43] == [], "nothing to push"
     comment = comment_of(world, 43)
     assert "#### Handoff" in comment and "Is add() meant to multiply?" in comment
-    attempts = re.search(r"the attempts are on branch `([^`]+)`", comment)
+    attempts = re.search(r"the attempts are on `(refs/ai-fix/attempts/[^`]+)` \(a ref outside the branches", comment)
     assert attempts, comment
+    assert [b for b in world.git("for-each-ref", "--format=%(refname)", "refs/heads").split() if "attempt" in b] == []
     tried = comment.split("**Approaches ruled out:**")[1].split("**Next steps:**")[0]
     assert "str_replace calc.py" in tried and "(none recorded)" not in tried
     assert "What each step tried" in comment, comment

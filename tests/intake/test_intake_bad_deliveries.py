@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 
 from bot.queue.store import Store
+from tests.support.fake_github import load_payload
 from tests.support.service import ADMIN, wait_until
 from tests.support.webhooks import deliver, labeled, pr_comment
 
@@ -127,5 +128,37 @@ def test_a_field_of_the_wrong_json_type_is_answered_202_ignored_never_500(start_
     assert [(r.json()["outcome"], r.json()["reason"]) for r in answers] == [
         ("ignored", "issues.labeled payload is unusable: label.name: must be text, not list"),
         ("ignored", "issue_comment.created payload is unusable: comment.body: must be text, not list"),
+    ]
+    assert svc.store.jobs.newest(limit=10) == []
+
+
+def test_lists_and_text_of_the_wrong_json_type_are_answered_202_ignored_never_500(start_service):
+    svc = start_service(workers=False)
+    status = load_payload("status/with-installation")
+    status["state"], status["branches"] = "failure", 5
+    added = load_payload("installation/created")
+    added["repositories_added"] = 7
+    labels = labeled(9)
+    labels["issue"]["labels"] = "ai-fix"
+    retry = pr_comment("/agent retry")
+    retry["issue"]["body"] = ["<!-- ai-fix:pr issue=1 -->"]
+    review = load_payload("pull_request_review/submitted")
+    review["review"]["state"], review["pull_request"]["body"] = "changes_requested", {"marker": 1}
+    sent = [
+        ("status", status),
+        ("installation_repositories", added | {"action": "added"}),
+        ("issues", labels),
+        ("issue_comment", retry),
+        ("pull_request_review", review),
+    ]
+    with httpx.Client(base_url=svc.url, timeout=30) as client:
+        answers = [deliver(client, event, payload) for event, payload in sent]
+    assert [(r.status_code, r.json()["outcome"]) for r in answers] == [(202, "ignored")] * 5
+    assert [r.json()["reason"].split(" payload is unusable: ")[1] for r in answers] == [
+        "branches: must be a list, not int",
+        "repositories_added: must be a list, not int",
+        "issue.labels: must be a list, not str",
+        "issue.body: must be text, not list",
+        "pull_request.body: must be text, not dict",
     ]
     assert svc.store.jobs.newest(limit=10) == []

@@ -1,6 +1,9 @@
+import re
+
 import pytest
 
 from bot.intake.commands import Command, parse_command
+from tests.support.markdown import render
 
 
 @pytest.mark.parametrize(
@@ -94,3 +97,38 @@ def test_text_around_an_html_comment_still_counts() -> None:
     assert parse_command("<!-- a note -->\n/agent stop") == Command(name="stop")
     assert parse_command("/agent stop <!-- why: the plan is wrong -->") == Command(name="stop")
     assert parse_command("```\n<!--\n```\n/agent stop") == Command(name="stop"), "inside a code block it is text"
+
+
+def shown(markdown: str) -> str:
+    """The text GitHub shows for `markdown`: its rendering without tags (and their attributes)."""
+    return re.sub(r"""<(?:[^>"']|"[^"]*"|'[^']*')*>""", "", render(markdown))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[ref]: https://example.com "\n/agent stop\n"',
+        "Thanks.\n\n[ref]: https://example.com '\n/agent stop\n'",
+        "[ref]:\n  https://example.com\n  (\n/agent stop\n)",
+        '<img alt="\n/agent stop\n" src="x.png">',
+        "Looks good <span title='\n/agent stop\n'>here</span>",
+        '<div\n  data-x="1"\n  title="\n/agent stop\n">\n</div>',
+    ],
+)
+def test_a_command_inside_a_link_definition_or_a_multi_line_attribute_is_ignored(text: str) -> None:
+    assert "/agent" not in shown(text), "GitHub shows no such command"
+    assert parse_command(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a <b>bold</b> word\n/agent stop",
+        "x < y\n/agent stop",
+        "[ref]: https://example.com\n/agent stop",
+        '```\n<a title="\n```\n/agent stop',
+    ],
+)
+def test_a_command_after_tags_or_definitions_that_close_still_counts(text: str) -> None:
+    assert "/agent stop" in shown(text), "GitHub shows it"
+    assert parse_command(text) == Command(name="stop")

@@ -107,7 +107,7 @@ def test_a_stall_after_a_refused_finish_keeps_the_passing_change_and_ends_unveri
 
     assert run.result.outcome == "unverified", run.result.reason
     assert "not every criterion is shown" in run.result.reason
-    assert run.result.handoff.attempts_branch == "" and run.result.handoff.ruled_out == []
+    assert run.result.handoff.attempts_ref == "" and run.result.handoff.ruled_out == []
     branch = subprocess.run(
         ["git", "-C", str(run.repo), "show", f"{run.result.branch}:calc.py"], capture_output=True, text=True, check=True
     ).stdout
@@ -132,4 +132,4 @@ def test_a_stall_on_a_change_whose_checks_got_worse_still_rolls_back(tmp_path: P
 
     assert run.result.outcome == "handed_off"
     assert any("3 answers in a row without a tool call" in r for r in run.result.handoff.ruled_out)
-    assert run.result.handoff.attempts_branch, "the rolled-back attempt is kept aside"
+    assert run.result.handoff.attempts_ref, "the rolled-back attempt is kept aside"

@@ -211,7 +211,7 @@ def test_three_answers_without_a_tool_call_count_as_no_progress(tmp_path: Path) 
     assert tried[1].startswith("step 2: an answer without a tool call: malformed")
 
 
-def test_a_rolled_back_local_run_keeps_the_attempts_on_a_branch_and_says_so(tmp_path: Path) -> None:
+def test_a_rolled_back_local_run_keeps_the_attempts_on_a_ref_and_says_so(tmp_path: Path) -> None:
     wrong = call(
         "str_replace_based_edit_tool", command="str_replace", path="tests/test_calc.py",
         old_str="        self.assertEqual(mul(2, 3), 6)", new_str="        self.assertEqual(mul(2, 3), 7)",
@@ -219,14 +219,14 @@ def test_a_rolled_back_local_run_keeps_the_attempts_on_a_branch_and_says_so(tmp_
     stuck = call("ask_human", question="Which sign is right?", reason="stuck")
     run = mul_run(tmp_path, [turn("p", MUL_PLAN), turn("w", wrong, CHECKS), turn("again", CHECKS), turn("?", stuck)])
     assert run.result.outcome == "handed_off" and run.result.head_sha == run.result.base_sha
-    branch = run.result.handoff.attempts_branch
-    assert branch == f"{run.result.branch}-attempts"
+    ref = run.result.handoff.attempts_ref
+    assert ref == f"refs/ai-fix/attempts/{run.result.branch}"
     kept = subprocess.run(
-        ["git", "-C", str(run.repo), "show", f"{branch}:tests/test_calc.py"], capture_output=True, text=True, check=True
+        ["git", "-C", str(run.repo), "show", f"{ref}:tests/test_calc.py"], capture_output=True, text=True, check=True
     ).stdout
     assert "mul(2, 3), 7" in kept
     pr = (run.out / "pr.md").read_text()
-    assert f"the attempts are on branch `{branch}`" in pr and "The work so far is on" not in pr
+    assert f"the attempts are on `{ref}`" in pr and "The work so far is on" not in pr
 
 
 def test_a_feature_test_that_cannot_be_collected_on_the_base_counts_only_for_new_behaviour(tmp_path: Path) -> None:

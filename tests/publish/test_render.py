@@ -62,6 +62,17 @@ def test_model_claims_are_labelled_and_inert() -> None:
     assert re.findall(r"(?i)\bfixes\s+#\d+", body) == ["Fixes #7"]
 
 
+def test_controls_and_invisible_characters_in_the_models_words_never_reach_the_body() -> None:
+    hidden = ["\x1b", "\x07", "\u202e", "\u2066", "\u200b", "\u200d", "\ufeff", "\u061c"]
+    result = accepted(
+        model_summary="Fixed \x1b[31mthe adder\x1b[0m\x07; see \u202elanif\u202c and a\u200bdd\ufeff() \u2066x\u2069",
+        risks=["\x1b]8;;https://evil.example\x07click\x1b]8;;\x07 here\u200d"],
+    )
+    body = render_pr_body(result, issue_number=7)
+    assert [ch for ch in hidden if ch in body] == []
+    assert "> Fixed the adder; see lanif and add() x" in body and "click here" in body
+
+
 def test_failing_run_shows_handoff_and_unverified_checks() -> None:
     result = handed_off()
     result.final.results.pop()  # lint never ran after the change

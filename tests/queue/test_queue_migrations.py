@@ -10,7 +10,7 @@ from bot.errors import ConfigError
 from bot.queue.migrate import migrations
 from bot.queue.store import Store
 
-TABLES = {"deliveries", "jobs", "triggers", "events", "installations", "health", "schema_migrations"}
+TABLES = {"deliveries", "jobs", "triggers", "events", "installations", "health", "store_identity", "schema_migrations"}
 
 
 def tables(store: Store) -> set[str]:

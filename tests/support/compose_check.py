@@ -114,7 +114,8 @@ def write_settings(project: Project, github: PullsGitHub, port: int, secret: str
     """deploy/ai-fix.env.example filled in for the fake GitHub, and the App's key where the example says it is."""
     key = project.root / "secrets" / "ai-fix.pem"
     key.write_text(github.private_key_pem)
-    key.chmod(0o644)  # the image runs ai-fix as a non-root user
+    os.chown(key, 10001, -1)  # as docs/compose.md says: the image's user (aifix, uid 10001) alone reads it
+    key.chmod(0o600)
     values = {
         "AIFIX_APP_ID": str(github.app_id),
         "AIFIX_PRIVATE_KEY_PATH": "/secrets/ai-fix.pem",

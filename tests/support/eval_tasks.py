@@ -160,13 +160,13 @@ def task_row(instance_id: str = "tally-1.0.1", **changes: Any) -> dict[str, Any]
     return row | changes
 
 
-def swe_row(repos: Path) -> dict[str, Any]:
+def swe_row(repos: Path, fixed_code: str = FIXED_CODE) -> dict[str, Any]:
     """The same fix as a SWE-bench row: `repos/tally__tally.git` (a bare mirror made with git), the base commit
     with a newer commit on top (which the run must not see), the gold fix and the hidden tests as diffs."""
     work = repos / "work"
     make_repo(work, {"tally.py": BASE_CODE, "tests/test_tally.py": BASE_TESTS})
     base = git(work, "rev-parse", "HEAD").strip()
-    commit(work, {"tally.py": FIXED_CODE}, "the fix")
+    commit(work, {"tally.py": fixed_code}, "the fix")
     patch = git(work, "diff", base, "HEAD", "--", "tally.py")
     commit(work, {"tests/test_tally.py": FIXED_TESTS}, "the tests")
     test_patch = git(work, "diff", "HEAD~1", "HEAD", "--", "tests")

@@ -34,9 +34,9 @@ def add_job(store: Store, repo: str = "Codertocat/Hello-World", number: int = 1,
     return job_id
 
 
-def signed(job_id: int, *, expires: int | None = None, path: str = "") -> str:
+def signed(service: Service, job_id: int, *, expires: int | None = None, path: str = "") -> str:
     exp = expires if expires is not None else int(time.time()) + 3600
-    return f"/runs/{job_id}{path}?exp={exp}&sig={sign(KEY, job_id, exp)}"
+    return f"/runs/{job_id}{path}?exp={exp}&sig={sign(KEY, service.store.identity(), job_id, exp)}"
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_signed_link_or_the_admin_token_opens_a_page_and_nothing_else_does(
     service: Service, traced: tuple[int, Trace]
 ) -> None:
     job_id, _ = traced
-    page = service.client.get(signed(job_id))
+    page = service.client.get(signed(service, job_id))
     assert page.status_code == 200 and "Fix add()" in page.text and 'data-step="1"' in page.text
     csp = page.headers["content-security-policy"]
     assert "default-src 'none'" in csp and re.search(r"script-src 'nonce-[\w-]+'", csp)
@@ -67,16 +67,33 @@ def test_a_signed_link_or_the_admin_token_opens_a_page_and_nothing_else_does(
     assert service.client.get(f"/runs/{job_id}", headers=BEARER).status_code == 200
     past = int(time.time()) - 1
     for path in (
-        signed(job_id, expires=past),
-        signed(job_id + 1).replace(f"/runs/{job_id + 1}", f"/runs/{job_id}"),
+        signed(service, job_id, expires=past),
+        signed(service, job_id + 1).replace(f"/runs/{job_id + 1}", f"/runs/{job_id}"),
         f"/runs/{job_id}?exp=9999999999&sig=",
-        signed(job_id, expires=past, path="/events"),
+        signed(service, job_id, expires=past, path="/events"),
     ):
         assert service.client.get(path).status_code == 403, path
-    assert "expired on" in service.client.get(signed(job_id, expires=past)).text
+    assert "expired on" in service.client.get(signed(service, job_id, expires=past)).text
     anonymous = service.client.get(f"/runs/{job_id}")
     assert anonymous.status_code == 401 and anonymous.headers["www-authenticate"] == 'Basic realm="ai-fix runs"'
-    assert service.client.get(signed(job_id + 99)).status_code == 404, "a valid signature for a job that is not there"
+    assert service.client.get(signed(service, job_id + 99)).status_code == 404, (
+        "a valid signature for a job that is not there"
+    )
+
+
+def test_a_link_made_for_one_job_store_opens_nothing_once_another_serves_that_job_number(
+    start_service: Callable[..., Service], tmp_path: Path
+) -> None:
+    before = start_service(workers=False, viewer_secret=KEY)
+    link = signed(before, add_job(before.store))
+    assert before.client.get(link).status_code == 200
+    # The database replaced (a new file here): its first job has the same number, another issue.
+    after = start_service(workers=False, viewer_secret=KEY, database_url=f"sqlite:///{tmp_path / 'new.db'}")
+    job_id = add_job(after.store, "Codertocat/Other", 9)
+    assert after.store.identity() != before.store.identity() and link.startswith(f"/runs/{job_id}?")
+    refused = after.client.get(link)
+    assert refused.status_code == 403 and "made before the job store was replaced" in refused.text
+    assert after.client.get(signed(after, job_id)).status_code == 200
 
 
 def test_without_a_viewer_secret_signed_links_are_refused_and_without_either_setting_the_viewer_is_off(
@@ -84,8 +101,8 @@ def test_without_a_viewer_secret_signed_links_are_refused_and_without_either_set
 ) -> None:
     admin_only = start_service(workers=False)
     job_id = add_job(admin_only.store)
-    assert "AIFIX_VIEWER_SECRET is not set" in admin_only.client.get(signed(job_id)).text
-    assert admin_only.client.get(signed(job_id)).status_code == 403
+    assert "AIFIX_VIEWER_SECRET is not set" in admin_only.client.get(signed(admin_only, job_id)).text
+    assert admin_only.client.get(signed(admin_only, job_id)).status_code == 403
     assert admin_only.client.get(f"/runs/{job_id}", headers=BEARER).status_code == 200
     off = start_service(workers=False, admin_token=None)
     assert off.client.get("/runs").status_code == 404 and off.client.get(f"/runs/{job_id}").status_code == 404
@@ -105,7 +122,9 @@ def test_the_list_needs_the_admin_token_and_filters_by_repository_and_status(ser
     assert service.client.get("/runs", headers=BEARER, params={"status": "nope"}).status_code == 400
     assert service.client.get("/runs", headers=BEARER, params={"limit": "0"}).status_code == 400
     assert service.client.get("/runs").status_code == 401
-    assert service.client.get(signed(one).replace(f"/runs/{one}", "/runs")).status_code == 401, "a link opens one run"
+    assert service.client.get(signed(service, one).replace(f"/runs/{one}", "/runs")).status_code == 401, (
+        "a link opens one run"
+    )
 
 
 def events(service: Service, path: str, into: list[tuple[str, dict]], until: int) -> threading.Thread:
@@ -141,7 +160,7 @@ def test_the_stream_sends_new_steps_then_ends_when_the_job_is_over(service: Serv
     claimed = service.store.leases.claim("w", ["issue"], 60)
     assert claimed is not None and claimed.id == job_id
     got: list[tuple[str, dict]] = []
-    reader = events(service, signed(job_id, path="/events") + "&from=2", got, until=5)
+    reader = events(service, signed(service, job_id, path="/events") + "&from=2", got, until=5)
     time.sleep(0.5)
     assert got == [], "nothing new since the page"
     trace.append(StepRecord(step=2, intent="the key is hunter2-secret-value"))
@@ -164,12 +183,12 @@ def test_the_stream_sends_new_steps_then_ends_when_the_job_is_over(service: Serv
 def test_a_trace_begun_afresh_makes_the_page_reload(service: Service, traced: tuple[int, Trace]) -> None:
     job_id, trace = traced
     got: list[tuple[str, dict]] = []
-    events(service, signed(job_id, path="/events") + "&from=2", got, until=1)
+    events(service, signed(service, job_id, path="/events") + "&from=2", got, until=1)
     time.sleep(0.4)
     trace.path.write_text("")  # a new `ai-fix run` into the same --out begins the trace anew
     assert wait_for(got, 1)[0][0] == "restart"
     late: list[tuple[str, dict]] = []
-    events(service, signed(job_id, path="/events") + "&from=5", late, until=1)
+    events(service, signed(service, job_id, path="/events") + "&from=5", late, until=1)
     assert wait_for(late, 1)[0][0] == "restart", "a page showing more records than the trace holds reloads"
 
 
@@ -181,10 +200,10 @@ def no_trace_yet(service: Service, tmp_path: Path) -> Iterator[tuple[int, Path]]
 
 def test_a_page_opened_before_the_run_started_fills_in(service: Service, no_trace_yet: tuple[int, Path]) -> None:
     job_id, path = no_trace_yet
-    page = service.client.get(signed(job_id)).text
+    page = service.client.get(signed(service, job_id)).text
     assert "No trace yet" in page and 'data-records="0"' in page and 'data-finished="false"' in page
     got: list[tuple[str, dict]] = []
-    reader = events(service, signed(job_id, path="/events") + "&from=0", got, until=1)
+    reader = events(service, signed(service, job_id, path="/events") + "&from=0", got, until=1)
     time.sleep(0.4)
     path.parent.mkdir(parents=True)
     Trace(path, []).append(

@@ -1,4 +1,4 @@
-"""The base code with the change's test files laid over it, and attempts kept on their own branch (real git)."""
+"""The base code with the change's test files laid over it, and attempts kept on their own ref (real git)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ def test_an_exception_inside_still_puts_the_change_back(ws: Workspace) -> None:
     assert (ws.path / "src" / "app.py").read_text() == "changed\n"
 
 
-def test_attempts_are_kept_on_their_own_branch_on_top_of_each_other(ws: Workspace, remote: Path) -> None:
+def test_attempts_are_kept_on_top_of_each_other_on_a_ref_no_workflow_trigger_matches(
+    ws: Workspace, remote: Path, tmp_path: Path, remote_url: str
+) -> None:
     assert ws.keep_attempt("nothing changed") is None and not ws.has_attempts
     (ws.path / "src" / "app.py").write_text("first try\n")
     first = ws.keep_attempt("attempt 1")
@@ -58,12 +60,20 @@ def test_attempts_are_kept_on_their_own_branch_on_top_of_each_other(ws: Workspac
     second = ws.keep_attempt("attempt 2")
     assert first and second and ws.has_attempts and ws.head_sha == ws.base_sha
     ws.push(attempts=True)
-    log = git("log", "--format=%s", ws.attempts_branch, cwd=remote).splitlines()
+    assert ws.attempts_ref == f"refs/ai-fix/attempts/{ws.branch}"
+    log = git("log", "--format=%s", ws.attempts_ref, cwd=remote).splitlines()
     assert log == ["attempt 2", "attempt 1", "seed"]
-    assert git("show", f"{ws.attempts_branch}:src/app.py", cwd=remote) == "second try"
-    assert git("ls-remote", str(remote), f"refs/heads/{ws.branch}", cwd=remote) == "", (
-        "the branch itself was not pushed"
-    )
+    assert git("show", f"{ws.attempts_ref}:src/app.py", cwd=remote) == "second try"
+    # No branch (what `push` workflows and pull requests start from) holds an attempt, nor the branch itself.
+    assert git("for-each-ref", "--format=%(refname)", "refs/heads", cwd=remote).split() == ["refs/heads/main"]
+    # A later round on the same branch builds on the pushed attempts: its push goes on top, never forced.
+    later = opening.clone(remote_url, tmp_path / "job2", branch=ws.branch)
+    assert later.branch == ws.branch
+    (later.path / "src" / "app.py").write_text("third try\n")
+    assert later.keep_attempt("attempt 3") and later.has_attempts
+    later.push(attempts=True)
+    log = git("log", "--format=%s", ws.attempts_ref, cwd=remote).splitlines()
+    assert log == ["attempt 3", "attempt 2", "attempt 1", "seed"]
 
 
 def test_save_work_keeps_a_refused_change_on_the_attempts_branch(ws: Workspace) -> None:
@@ -74,5 +84,5 @@ def test_save_work_keeps_a_refused_change_on_the_attempts_branch(ws: Workspace) 
     assert apply_write(ws, "src/app.py", "written through the gate\n", gate, ws.stats()).allowed
     (ws.path / "src" / "app.py").chmod(0o755)  # then made executable, as a check might: the change is refused
     note = ws.save_work("wip", gate=gate)
-    assert f"kept on branch {ws.attempts_branch}" in note and "executable" in note and ws.has_attempts
+    assert f"kept on {ws.attempts_ref}" in note and "executable" in note and ws.has_attempts
     assert ws.head_sha == ws.base_sha and not ws.stats().files

@@ -380,12 +380,27 @@ def test_repository_plumbing_is_protected_whatever_the_scope(root: Path, path: s
 )
 def test_agent_instruction_and_ignore_files_are_denied_unless_the_scope_names_them(root: Path, path: str) -> None:
     refused = gate_for(root).check_path(path)
-    assert (
-        not refused.allowed
-        and "instruction file or an ignore file" in refused.reason
-        and f"['{path}']" in refused.reason
-    )
+    kind = "an ignore file" if path.lower().endswith(".gitignore") else "an agent instruction file"
+    assert not refused.allowed and f"{path} is {kind}:" in refused.reason and f"['{path}']" in refused.reason
     assert not path_in_scope(path, Scope(allow=["**"])) and not path_in_scope(path, Scope(allow=["**/*.md", "**/.*"]))
     named = Scope(allow=["src/**", path])
     assert PatchGate(root, named, Budget()).check_path(path).allowed and path_in_scope(path, named)
     assert not PatchGate(root, Scope(allow=["**", "OTHER.md"]), Budget()).check_path(path).allowed
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".github/actions/setup/action.yml", ".github/actions/setup/run.sh", "tools/lint/action.yaml", "CODEOWNERS",
+     ".github/CODEOWNERS", ".lfsconfig", ".github/dependabot.yml", ".circleci/config.yml", "Jenkinsfile"],
+)  # fmt: skip
+def test_what_the_projects_ci_runs_is_denied_unless_the_scope_names_it(root: Path, path: str) -> None:
+    refused = gate_for(root).check_path(path)
+    assert not refused.allowed and "is code or configuration the project's CI runs:" in refused.reason
+    assert not path_in_scope(path, Scope(allow=["**"])) and not path_in_scope(path, Scope(allow=[".github/**"]))
+    named = Scope(allow=["src/**", path])
+    assert PatchGate(root, named, Budget()).check_path(path).allowed and path_in_scope(path, named)
+
+
+def test_the_gate_knows_ci_code_in_the_spelling_a_case_insensitive_checkout_folds(root: Path) -> None:
+    refused = gate_for(root).check_path(".GitHub/Actions./setup/run.sh")
+    assert not refused.allowed and "the project's CI runs" in refused.reason

@@ -1,0 +1,4 @@
+-- Version 5: one random id for this database, made with it: signed run-viewer links name it, so a link made for
+-- one database's job opens nothing once another database (a new file, a restore of another) serves that number.
+CREATE TABLE IF NOT EXISTS store_identity (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
+INSERT INTO store_identity (id, value) SELECT 1, lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM store_identity);
