@@ -14,7 +14,7 @@ from bot.context.provider import RepoContext, repo_tag_cache
 from bot.contract.models import SandboxConfig
 from bot.errors import ConfigError
 from bot.job.kinds import GitHubJobs
-from bot.job.pipeline import RoundPipeline
+from bot.job.tools import JobTools
 from bot.loop.session import ModelOpener, Toolkit
 from bot.model.anthropic_backend import AnthropicModel
 from bot.model.base import Model
@@ -168,5 +168,5 @@ def delivery_pipeline(settings: Settings) -> Pipeline:
     """
     small = small_for(settings.model, settings.small_model)
     open_models(ModelChoice(name=settings.model, small=small, reason="the defaults"), settings).close()
-    rounds = RoundPipeline(toolkit(settings, model=model_opener(None, settings)), run_link=run_links(settings))
-    return GitHubJobs(rounds)
+    kit = toolkit(settings, model=model_opener(None, settings))
+    return GitHubJobs(JobTools(kit, run_link=run_links(settings)))

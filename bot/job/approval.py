@@ -3,77 +3,32 @@ and act on the maintainer's answer.
 
 It runs between the contract and the loop when the contract asks for approval (`approval: plan`, the
 `ai-fix:plan` label, `/agent plan`), for issue jobs only: later rounds start from a writer's explicit
-feedback. Its state (`ctx.state["planning"]`) holds every plan made, a revision asked for and not yet
-made, the deadline and the approval, so each wake-up (an answer, or the deadline) carries on from it.
+feedback. Its state (`PlanningState`, in the round job's state) holds every plan made, a revision asked for and
+not yet made, the deadline and the approval, so each wake-up (an answer, or the deadline) carries on from it.
 """
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 
-from pydantic import BaseModel, Field
-
-from bot.checks.models import SetupReport
-from bot.contract.approach import ApprovedApproach, Estimate, Proposal
+from bot.contract.approach import ApprovedApproach
 from bot.contract.models import TaskContract
 from bot.job.checkpoint import Checkpoint
-from bot.job.paths import trace_file
+from bot.job.history import HistoryReporter
 from bot.job.progress_comment import ProgressComment
+from bot.job.state import PlanningState, PlanRound, trace_file
+from bot.job.tools import JobTools
 from bot.loop.planning import PlanResult
-from bot.loop.result import Cost
-from bot.loop.session import RunInput, Toolkit, plan_session
+from bot.loop.session import RunInput, plan_session
 from bot.publish.plan import PlanView, render_plan
 from bot.queue.models import PlanAnswer
-from bot.queue.pipeline import JobContext, JobOutcome
+from bot.queue.pipeline import JobOutcome
 from bot.snapshot import Snapshot
-from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, RunPhase, plan_end_status
-from bot.workspace import opening
+from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, plan_end_status
 from bot.workspace.branch import branch_name
 
 DAY = 86_400.0
-
-
-class PlanRound(BaseModel):
-    """One plan shown on the issue: the first, or one made again after `/agent revise`."""
-
-    revision: int
-    proposal: Proposal
-    estimates: list[Estimate]
-    feedback: str = ""
-    feedback_by: str = ""
-    cost: Cost = Field(default_factory=Cost)
-
-
-class PlanningState(BaseModel):
-    """What `ctx.state["planning"]` keeps across the job's wake-ups."""
-
-    rounds: list[PlanRound] = Field(default_factory=list)
-    revise: PlanAnswer | None = None
-    """A `/agent revise` taken and not planned yet."""
-    deadline: float = 0.0
-    approved: ApprovedApproach | None = None
-    cancelled: str = ""
-
-
-class PlanReporter:
-    """The planning phase's lines join the job's history; each is a chance to stop (`/agent stop`, shutdown)."""
-
-    def __init__(self, ctx: JobContext) -> None:
-        self.ctx = ctx
-
-    def phase(self, phase: RunPhase) -> None:
-        self.ctx.record("phase", phase=f"planning: {phase}")
-        self.ctx.checkpoint()
-
-    def say(self, line: str) -> None:
-        self.ctx.record("loop", line=line)
-        self.ctx.checkpoint()
-
-    def setup(self, report: SetupReport) -> None:
-        self.ctx.record("setup", **report.model_dump(), line=report.describe())
-        self.ctx.checkpoint()
 
 
 def wants_plan(contract: TaskContract, snapshot: Snapshot) -> bool:
@@ -84,21 +39,25 @@ class ApprovalStage:
     def __init__(
         self,
         contract: TaskContract,
-        kit: Toolkit,
+        tools: JobTools,
         snapshot: Snapshot,
-        ctx: JobContext,
         comment: ProgressComment,
         checkpoint: Checkpoint,
         secrets: Callable[[], list[str]],
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.contract, self.kit, self.snapshot, self.ctx, self.clock = contract, kit, snapshot, ctx, clock
+        self.contract, self.tools, self.snapshot, self.ctx, self.clock = (
+            contract,
+            tools,
+            snapshot,
+            checkpoint.ctx,
+            clock,
+        )
         self.comment, self.checkpoint, self.secrets = comment, checkpoint, secrets
-        self.state = PlanningState.model_validate(self.ctx.state.get("planning") or {})
+        self.state = checkpoint.job.planning
 
     def save(self) -> None:
-        self.ctx.state["planning"] = self.state.model_dump(mode="json")
         self.checkpoint.save()
 
     def decide(self) -> ApprovedApproach | JobOutcome:
@@ -133,26 +92,20 @@ class ApprovalStage:
         self.comment.progress.waiting = False
         self.comment.post()
         self.save()
-        root = (
-            self.kit.work_dir
-            / "jobs"
-            / (f"{snap.repo.replace('/', '--')}-{snap.number}-{self.ctx.job_id}-plan-{revision}")
-        )
-        shutil.rmtree(root, ignore_errors=True)
-        token = self.ctx.github.token.get_secret_value()
-        ws = opening.clone(snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token)
+        name = f"{snap.number}-{self.ctx.job_id}-plan-{revision}"
+        ws = self.tools.checkout(self.ctx, snap, name, branch=branch_name(snap.number, snap.title))
         try:
             run = RunInput(
                 self.contract,
                 ws,
                 repo=snap.repo,
                 secrets=self.secrets(),
-                trace_path=trace_file(root),
-                reporter=PlanReporter(self.ctx),
+                trace_path=trace_file(ws.root),
+                reporter=HistoryReporter(self.ctx, what="planning"),
             )
             result = plan_session(
                 run,
-                self.kit,
+                self.tools.kit,
                 feedback=feedback,
                 earlier=s.rounds[-1].proposal if s.rounds else None,
                 revision=revision,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from bot.job.checkpoint import Checkpoint
+from bot.job.tools import JobTools
 from bot.publish.github_out import PullRef
 from bot.queue.pipeline import JobContext
 from bot.secrets import repo_secrets
@@ -18,8 +18,8 @@ from bot.workspace.git import Workspace
 class Checkout:
     """Owns the round's workspace and the secrets its repository holds (.env files and the like)."""
 
-    def __init__(self, work_dir: Path, snapshot: Snapshot, ctx: JobContext, checkpoint: Checkpoint) -> None:
-        self.work_dir, self.snapshot, self.ctx, self.checkpoint = work_dir, snapshot, ctx, checkpoint
+    def __init__(self, tools: JobTools, snapshot: Snapshot, ctx: JobContext, checkpoint: Checkpoint) -> None:
+        self.tools, self.snapshot, self.ctx, self.checkpoint = tools, snapshot, ctx, checkpoint
         self.ws: Workspace | None = None
         self.repo_secrets: list[str] = []
 
@@ -34,21 +34,14 @@ class Checkout:
         state = self.checkpoint.state
         if state.job_dir and Path(state.job_dir, "workspace.json").is_file():
             return self.attach(opening.resume(state.job_dir))
-        snap = self.snapshot
-        root = (
-            self.work_dir
-            / "jobs"
-            / f"{snap.repo.replace('/', '--')}-{snap.number}-{self.ctx.job_id}-{self.ctx.attempt}"
-        )
-        shutil.rmtree(root, ignore_errors=True)
-        token = self.ctx.github.token.get_secret_value()
+        snap, name = self.snapshot, f"{self.snapshot.number}-{self.ctx.job_id}-{self.ctx.attempt}"
         if pr is not None:
             # Evidence is taken against the pull request's original base, so round 1's reproduction stays valid.
             base = first_base or f"refs/remotes/origin/{snap.default_branch}"
-            ws = opening.checkout_existing(snap.clone_url, root, branch=pr.head_ref, token=token, evidence_base=base)
+            ws = self.tools.checkout(self.ctx, snap, name, branch=pr.head_ref, existing=True, evidence_base=base)
         else:
-            ws = opening.clone(snap.clone_url, root, branch=branch_name(snap.number, snap.title), token=token, ref=None)
-        state.job_dir, state.branch = str(root), ws.branch
+            ws = self.tools.checkout(self.ctx, snap, name, branch=branch_name(snap.number, snap.title))
+        state.job_dir, state.branch = str(ws.root), ws.branch
         self.checkpoint.save()
         return self.attach(ws)
 

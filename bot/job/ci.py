@@ -14,21 +14,20 @@ from bot.ci.digest import DigestPart, annotation_lines, job_part, render_digest
 from bot.ci.mapping import mapped_checks
 from bot.ci.models import FAILING, CiRound, FailedCheck, HeadCi
 from bot.ci.read import head_ci
-from bot.contract.build import build_contract
 from bot.contract.models import TaskContract
 from bot.errors import ConfigError
 from bot.github.ci import CiApi
 from bot.github.client import GitHubStatusError
+from bot.job.checkpoint import Checkpoint
 from bot.job.pipeline import RoundPipeline
 from bot.job.pull import OwnPull
 from bot.job.rounds import RoundInput
+from bot.job.tools import JobTools
 from bot.publish.ci_notes import draft_comment
 from bot.publish.github_out import GitHubOutput
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 from bot.vocabulary import DONE, SKIPPED
-
-ROUND_STATE = "ci_round"
 
 
 def _check_run_id(job: dict[str, object]) -> int | None:
@@ -38,20 +37,20 @@ def _check_run_id(job: dict[str, object]) -> int | None:
 
 
 class CiJob:
-    def __init__(self, rounds: RoundPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
-        self.rounds, self.snapshot, self.ctx = rounds, snapshot, ctx
+    def __init__(self, tools: JobTools, snapshot: Snapshot, ctx: JobContext) -> None:
+        self.tools, self.snapshot, self.ctx = tools, snapshot, ctx
         self.api = CiApi(ctx.github)
         self.out = GitHubOutput(ctx.github, secrets=ctx.secrets)
 
     def run(self) -> JobOutcome:
-        saved = self.ctx.state.get(ROUND_STATE)
-        if saved is not None:
-            return self.round(RoundInput.model_validate(saved))
+        saved = Checkpoint(self.ctx)
+        if saved.job.ci_round is not None:
+            return self.round(saved.job.ci_round)
         pull = OwnPull.read(self.out, self.snapshot, self.ctx)
         if isinstance(pull, JobOutcome):
             return pull
         try:
-            contract = build_contract(self.snapshot, self.rounds.stage.files(self.snapshot, self.ctx))
+            contract = self.tools.contract(self.snapshot, self.ctx)
         except ConfigError as exc:
             return JobOutcome(status=SKIPPED, reason=f"broken .github/ai-fix.yml, so no CI round: {exc}")
         head = pull.pr.head_sha
@@ -96,7 +95,8 @@ class CiJob:
             skipped = decision.action == "skip"
             return JobOutcome(status=SKIPPED if skipped else DONE, reason=decision.reason, data=data_out)
         round_input = self.round_input(ci, decision.failed, contract)
-        self.ctx.checkpoint(**{ROUND_STATE: round_input.model_dump(mode="json")})
+        saved.job.ci_round = round_input
+        saved.save()
         return self.round(round_input)
 
     def rerun(self, checks: list[FailedCheck], head: str) -> dict[int, str]:
@@ -116,7 +116,7 @@ class CiJob:
         return refused
 
     def round(self, round_input: RoundInput) -> JobOutcome:
-        attempt = self.rounds.round(self.snapshot, self.ctx, round_input)
+        attempt = RoundPipeline(self.tools).round(self.snapshot, self.ctx, round_input)
         outcome = attempt.run()
         result = attempt.result
         self.ctx.record("ci_round", outcome=result.outcome if result else outcome.status, head=round_input.ci.head_sha)

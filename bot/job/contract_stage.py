@@ -18,6 +18,7 @@ from bot.contract.render import (
     render_contract_comment,
 )
 from bot.errors import ConfigError
+from bot.job.checkpoint import Checkpoint
 from bot.queue.pipeline import JobContext, JobOutcome
 from bot.snapshot import Snapshot
 from bot.vocabulary import FAILED, NEEDS_CLARIFICATION, ContractStatus
@@ -51,21 +52,20 @@ class ContractStage:
         """The repository's default branch through the job's installation client."""
         return GitHubRepoFiles(ctx.github.rest, snapshot.repo, snapshot.default_branch)
 
-    def prepare(self, snapshot: Snapshot, ctx: JobContext, post: Callable[[str, bool], str]) -> ContractDecision:
+    def prepare(self, snapshot: Snapshot, checkpoint: Checkpoint, post: Callable[[str, bool], str]) -> ContractDecision:
         """Build the contract and `post(section, open)` it (or what is missing, or the config error); post returns
         the comment's URL. `open` is True when the section is what stops the job.
 
         A resumed attempt of the same job reuses the contract it checkpointed: the contract never
         changes under a running job, even if the default branch moved meanwhile.
         """
-        saved = ctx.state.get("contract")
-        if saved is not None:
-            contract = TaskContract.model_validate(saved)
-            url = str(ctx.state.get("contract_comment", ""))
+        ctx, job = checkpoint.ctx, checkpoint.job
+        if job.contract is not None:
+            contract = job.contract
             return ContractDecision(
-                status=contract.status, contract=contract, comment_url=url, section=section(contract)
+                status=contract.status, contract=contract, comment_url=job.contract_comment, section=section(contract)
             )
-        ctx.checkpoint()
+        checkpoint.save()
         try:
             contract = build_contract(snapshot, self.files(snapshot, ctx))
         except ConfigError as exc:
@@ -83,7 +83,8 @@ class ContractStage:
             ignored=contract.provenance.ignored,
             comment=url,
         )
-        ctx.checkpoint(contract=contract.model_dump(mode="json"), contract_comment=url)
+        job.contract, job.contract_comment = contract, url
+        checkpoint.save()
         return ContractDecision(status=contract.status, contract=contract, comment_url=url, section=body)
 
 

@@ -1,7 +1,7 @@
 """The whole job: snapshot → contract → workspace → loop → push, PR, check run, progress, replies.
 
-Built by `bot.commands.toolkit.delivery_pipeline` (the default AIFIX_PIPELINE). A job keeps its progress in `ctx.state`
-(a `RoundState`, `bot.job.checkpoint`: the round, the job directory, the run's result once it exists), so an attempt after a
+Built by `bot.commands.toolkit.delivery_pipeline` (the default AIFIX_PIPELINE). A job keeps its progress in its typed
+state (`RoundJobState`, `bot.job.state`: the round, the job directory, the run's result once it exists), so an attempt after a
 worker died continues from the last checkpoint: a finished run is delivered again rather than
 re-run, an unfinished one resumes on the job directory's last checkpoint. Work is never lost: a
 handoff, a budget stop, `/agent stop` or a crash after edits still pushes the checkpoints and opens
@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from bot.checks.models import SetupReport
 from bot.contract.models import TaskContract
 from bot.job.approval import ApprovalStage, wants_plan
 from bot.job.checkout import Checkout
 from bot.job.checkpoint import Checkpoint
-from bot.job.contract_stage import ContractStage
-from bot.job.paths import trace_file
 from bot.job.pr_side import PullRequestSide
 from bot.job.progress_comment import ProgressComment
 from bot.job.rounds import RoundInput, rounds_feedback
+from bot.job.state import trace_file
+from bot.job.tools import JobTools
 from bot.loop.result import Handoff, RunResult
-from bot.loop.session import RunInput, Toolkit, run_session
+from bot.loop.session import RunInput, run_session
 from bot.publish.evidence import not_verified
 from bot.publish.github_out import GitHubOutput
 from bot.publish.handoff import handoff_lines
@@ -54,17 +54,12 @@ log = logging.getLogger(__name__)
 class RoundPipeline:
     """Runs the rounds: `issue`, `retry` and `review` jobs, and the round of a `ci` job (`bot.job.kinds`)."""
 
-    def __init__(
-        self, kit: Toolkit, *, stage: ContractStage | None = None, run_link: Callable[[str, int], str] | None = None
-    ) -> None:
-        self.kit = kit
-        self.stage = stage or ContractStage()
-        self.run_link = run_link
-        """Job id → the signed link to its page in the run viewer; None when links are off."""
+    def __init__(self, tools: JobTools) -> None:
+        self.tools = tools
 
     def round(self, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None = None) -> Round:
-        run_url = self.run_link(ctx.store_identity(), ctx.job_id) if self.run_link else ""
-        return Round(self.kit, self.stage, snapshot, ctx, round_input, run_url)
+        link = self.tools.run_link
+        return Round(self.tools, snapshot, ctx, round_input, link(ctx.store_identity(), ctx.job_id) if link else "")
 
     def run(self, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None = None) -> JobOutcome:
         return self.round(snapshot, ctx, round_input).run()
@@ -100,17 +95,11 @@ class Round:
     (redacted, fail-closed)."""
 
     def __init__(
-        self,
-        kit: Toolkit,
-        stage: ContractStage,
-        snapshot: Snapshot,
-        ctx: JobContext,
-        round_input: RoundInput | None,
-        run_url: str,
+        self, tools: JobTools, snapshot: Snapshot, ctx: JobContext, round_input: RoundInput | None, run_url: str
     ) -> None:
-        self.kit, self.stage, self.snapshot, self.ctx, self.round_input = kit, stage, snapshot, ctx, round_input
+        self.tools, self.snapshot, self.ctx, self.round_input = tools, snapshot, ctx, round_input
         self.checkpoint = Checkpoint(ctx)
-        self.checkout = Checkout(kit.work_dir, snapshot, ctx, self.checkpoint)
+        self.checkout = Checkout(tools, snapshot, ctx, self.checkpoint)
         self.out = GitHubOutput(ctx.github, secrets=self.checkout.secrets)
         progress = Progress(issue_number=snapshot.number, round_kind=snapshot.kind, run_url=run_url)
         self.comment = ProgressComment(self.out, self.checkpoint, progress)
@@ -130,7 +119,7 @@ class Round:
         state = self.checkpoint.state
         if state.result is None:
             self.comment.move("contract")
-            decision = self.stage.prepare(self.snapshot, self.ctx, self.comment.show_contract)
+            decision = self.tools.stage.prepare(self.snapshot, self.checkpoint, self.comment.show_contract)
             self.comment.progress.contract = decision.section
             if decision.contract is None or decision.status != "ready":
                 outcome = decision.outcome() or JobOutcome(status=FAILED, reason="no contract")
@@ -144,7 +133,7 @@ class Round:
             contract = decision.contract.model_copy(update={"feedback": feedback})
             if wants_plan(contract, self.snapshot):
                 approved = ApprovalStage(
-                    contract, self.kit, self.snapshot, self.ctx, self.comment, self.checkpoint, self.checkout.secrets
+                    contract, self.tools, self.snapshot, self.comment, self.checkpoint, self.checkout.secrets
                 ).decide()
                 if isinstance(approved, JobOutcome):
                     return approved
@@ -186,7 +175,7 @@ class Round:
                 spent=state.spent,
                 keep_spent=self.checkpoint.keep_spent,
             )
-            return run_session(run, self.kit)
+            return run_session(run, self.tools.kit)
         except JobInterrupted:
             if self.ctx.stop_requested():
                 self.save_work(ws, contract, HANDED_OFF, "stopped by /agent stop")

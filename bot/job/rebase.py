@@ -10,95 +10,91 @@ body records the merge as a round (so it counts as ai-fix's own push) and the pr
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import functools
+import time
 
-from pydantic import BaseModel
-
-from bot.checks.bound import SandboxChecks
-from bot.checks.models import CheckRun
 from bot.ci.models import CiNote
-from bot.contract.build import build_contract
 from bot.contract.models import TaskContract
 from bot.errors import ConfigError
-from bot.job.pipeline import RoundPipeline
+from bot.job.history import HistoryReporter
 from bot.job.pull import OwnPull
 from bot.job.resolve import MAX_ANSWERS, ResolveFailed, Resolver
-from bot.loop.result import Cost
-from bot.model.routing import choose_model
+from bot.job.state import Merged, RebaseJobState, trace_file
+from bot.job.tools import JobTools
+from bot.loop.accounting import Account
+from bot.loop.records import Spent, StartRecord
+from bot.loop.session import Parts, RunInput, open_parts
+from bot.loop.state import Meter
 from bot.publish.ci_notes import not_merged_reply, rebase_reply
 from bot.publish.github_out import GitHubOutput
 from bot.publish.models import RoundRecord
-from bot.queue.pipeline import JobContext, JobOutcome
+from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome
 from bot.redact import redact
-from bot.sandbox.base import SandboxJob
 from bot.secrets import repo_secrets
 from bot.snapshot import Snapshot
 from bot.vocabulary import ACCEPTED, DONE, FAILED, HANDED_OFF, SKIPPED
-from bot.workspace import opening
 from bot.workspace.conflicts import ConflictedFile, ConflictError, parse_conflicts
 from bot.workspace.git import Workspace
 from bot.workspace.merge import MergeStart, commit_merge, read_conflicted, start_merge, write_resolved
 
-PUSHED = "rebase_pushed"
-"""The job's state key for a merge already pushed."""
-
-
-class Merged(BaseModel):
-    """What a merge came to, before it is reported."""
-
-    base_sha: str
-    head_sha: str = ""
-    resolved: list[str] = []
-    checks: CheckRun | None = None
-    summary: str = ""
-    cost: Cost = Cost(rounds=0)
-    problem: str = ""
-    """Why nothing was pushed; "" when the merge was pushed."""
-
 
 class RebaseJob:
-    def __init__(self, rounds: RoundPipeline, snapshot: Snapshot, ctx: JobContext) -> None:
-        self.rounds, self.snapshot, self.ctx = rounds, snapshot, ctx
-        self.kit = rounds.kit
+    def __init__(self, tools: JobTools, snapshot: Snapshot, ctx: JobContext) -> None:
+        self.tools, self.snapshot, self.ctx = tools, snapshot, ctx
+        self.state = RebaseJobState.model_validate(ctx.state)
         self.out = GitHubOutput(ctx.github, secrets=self.secrets)
         self.extra_secrets: list[str] = []
 
     def secrets(self) -> list[str]:
         return [*self.ctx.secrets(), *self.extra_secrets]
 
+    def save(self) -> None:
+        """Persist the job's state; raises JobInterrupted after `/agent stop` or on shutdown."""
+        self.ctx.checkpoint(**self.state.model_dump(mode="json"))
+
     def run(self) -> JobOutcome:
         pull = OwnPull.read(self.out, self.snapshot, self.ctx)
         if isinstance(pull, JobOutcome):
             return pull
-        number = pull.pr.number
-        pushed = self.ctx.state.get(PUSHED)
-        if pushed is not None:  # an attempt that pushed the merge, then died: report it, do not merge again
-            return self.report(pull, Merged.model_validate(pushed))
+        if self.state.rebase_pushed is not None:  # an attempt that pushed the merge, then died: report it
+            return self.report(pull, self.state.rebase_pushed)
         try:
-            contract = build_contract(self.snapshot, self.rounds.stage.files(self.snapshot, self.ctx))
+            contract = self.tools.contract(self.snapshot, self.ctx)
         except ConfigError as exc:
             return JobOutcome(status=FAILED, reason=f"broken .github/ai-fix.yml: {exc}")
-        root = (
-            self.kit.work_dir / "jobs" / f"{self.snapshot.repo.replace('/', '--')}-pr{number}-rebase-{self.ctx.job_id}"
-        )
-        shutil.rmtree(root, ignore_errors=True)
-        token = self.ctx.github.token.get_secret_value()
-        ws = opening.checkout_existing(self.snapshot.clone_url, root, branch=pull.pr.head_ref, token=token)
+        name = f"pr{pull.pr.number}-rebase-{self.ctx.job_id}"
+        ws = self.tools.checkout(self.ctx, self.snapshot, name, branch=pull.pr.head_ref, existing=True)
+        self.state.job_dir = str(ws.root)
+        self.save()
         try:
             self.extra_secrets = repo_secrets(ws.path)
             merge = start_merge(ws, f"refs/remotes/origin/{pull.pr.base_ref}")
             if merge.state == "up_to_date":
-                return JobOutcome(
-                    status=SKIPPED, reason=f"#{number} already contains {pull.pr.base_ref} ({merge.base_sha[:7]})"
-                )
+                reason = f"#{pull.pr.number} already contains {pull.pr.base_ref} ({merge.base_sha[:7]})"
+                return JobOutcome(status=SKIPPED, reason=reason)
             self.ctx.checkpoint()
             merged = self.merge(ws, merge, contract, pull.pr.base_ref)
             if not merged.problem:
-                ws.push(token=token)
-                self.ctx.checkpoint(**{PUSHED: merged.model_dump(mode="json")})
+                ws.push(token=self.ctx.github.token.get_secret_value())
+                self.state.rebase_pushed = merged
+                self.save()
             return self.report(pull, merged)
         finally:
             ws.remove()
+
+    def session(self, ws: Workspace, contract: TaskContract) -> RunInput:
+        """The rebase's run: the job's session parts (setup secrets and all), its trace beside the job directory."""
+        return RunInput(
+            contract,
+            ws,
+            repo=self.snapshot.repo,
+            secrets=self.secrets(),
+            trace_path=trace_file(ws.root),
+            reporter=HistoryReporter(self.ctx, what="rebase"),
+            attempt=self.ctx.attempt,
+            spent=self.state.spent,
+        )
 
     def merge(self, ws: Workspace, merge: MergeStart, contract: TaskContract, base: str) -> Merged:
         """Resolve (when git could not), run the checks, commit the merge when they pass; nothing is pushed here."""
@@ -114,12 +110,11 @@ class RebaseJob:
                 files.append(parse_conflicts(path, text))
             except ConflictError as exc:
                 return merged.model_copy(update={"problem": str(exc)})
-        resolver = self.resolver(files, contract, base) if files else None
-        job = SandboxJob(repo=self.snapshot.repo, commands=contract.commands())
-        sandbox = self.kit.open_sandbox(ws.path, contract.sandbox, job)
-        try:
-            checks = SandboxChecks(sandbox, contract, self.secrets())
-            setup = checks.setup()
+        run = self.session(ws, contract)
+        with open_parts(run, self.tools.kit) as parts:
+            resolver = self.resolver(parts, files, contract, ws, base) if files else None
+            setup = parts.checks.setup()
+            run.reporter.setup(setup)
             if setup.status == FAILED:
                 return merged.model_copy(update={"problem": f"setup failed: {setup.problem}"})
             while True:
@@ -131,31 +126,53 @@ class RebaseJob:
                         return merged.model_copy(update={"problem": str(exc), "cost": resolver.cost})
                     merged.summary, merged.cost = resolver.summary, resolver.cost
                 self.ctx.checkpoint()
-                run = checks.run(None, commit=ws.head_sha, changed_files=merge.conflicted)
-                merged.checks = run
-                failing = run.failing()
+                checked = parts.checks.run(None, commit=ws.head_sha, changed_files=merge.conflicted)
+                merged.checks = checked
+                failing = checked.failing()
                 if not failing:
                     break
                 why = "; ".join(f"{r.name}: {r.summary or r.status}" for r in failing)
                 if resolver is None or resolver.answers >= MAX_ANSWERS:
                     return merged.model_copy(update={"problem": f"the contract's checks fail on the merge: {why}"})
                 resolver.reject(f"the merge was written, but the contract's checks fail on it: {why}")
-        finally:
-            sandbox.close()
-            if resolver is not None:
-                resolver.model.close()
         message = f"Merge {base} ({merge.base_sha[:12]}) into {ws.branch}" + (
             f"\n\nResolved conflicts in: {', '.join(merge.conflicted)}\n" if merge.conflicted else "\n"
         )
         merged.head_sha = commit_merge(ws, redact(message, self.secrets()), merge.conflicted)
         return merged
 
-    def resolver(self, files: list[ConflictedFile], contract: TaskContract, base: str) -> Resolver:
-        choice = choose_model(contract, self.kit.default_model, self.kit.small_model)
-        secrets = self.secrets()
-        return Resolver(
-            self.kit.open_model(choice), choice.name, files, lambda text: redact(text, secrets, key_values=False), base
+    def resolver(
+        self, parts: Parts, files: list[ConflictedFile], contract: TaskContract, ws: Workspace, base: str
+    ) -> Resolver:
+        """The conflict resolver on the session's model, its calls held to the job's budget and in its trace."""
+        choice, clock = parts.choice, time.time
+        parts.trace.append(
+            StartRecord(
+                title=f"merge {base} into {ws.branch}",
+                model=choice.name,
+                small_model=choice.small,
+                model_reason=choice.reason,
+                branch=ws.branch,
+                base_sha=ws.base_sha,
+                contract=contract,
+            )
         )
+
+        def keep(spent: Spent) -> None:
+            self.state.spent = spent
+            with contextlib.suppress(JobInterrupted):  # a stop request is taken at the next checkpoint
+                self.save()
+
+        account = Account(
+            meter=Meter.resumed(self.state.spent, clock()),
+            budget=contract.budget,
+            trace=parts.trace,
+            clock=clock,
+            say=lambda line: self.ctx.record("loop", line=line),
+            keep_spent=keep,
+        )
+        redacting = functools.partial(redact, secrets=self.secrets(), key_values=False)
+        return Resolver(parts.model, choice.name, files, redacting, base, account)
 
     def report(self, pull: OwnPull, merged: Merged) -> JobOutcome:
         """The reply on the pull request, the round in its body, the note in the progress comment."""

@@ -6,13 +6,13 @@ refuses an answer that leaves a hunk open or markers behind, and says why when t
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from bot.errors import AiFixError
+from bot.loop.accounting import Account, BudgetReached, metered_cost
 from bot.loop.result import Cost
 from bot.model.base import Model, ModelRequest, ToolCall
 from bot.workspace.conflicts import ConflictedFile, ConflictError, Hunk, resolve
@@ -49,25 +49,40 @@ def _hunk_text(path: str, hunk: Hunk, total: int) -> str:
 
 
 class Resolver:
-    """One conversation with the model about one merge's conflicts."""
+    """One conversation with the model about one merge's conflicts; every call goes through the job's `account`
+    (the trace, the budget, the cost)."""
 
     def __init__(
-        self, model: Model, name: str, files: Sequence[ConflictedFile], redact: Callable[[str], str], base: str
+        self,
+        model: Model,
+        name: str,
+        files: Sequence[ConflictedFile],
+        redact: Callable[[str], str],
+        base: str,
+        account: Account,
     ) -> None:
-        self.model, self.name, self.files, self.redact = model, name, list(files), redact
+        self.model, self.name, self.files, self.redact, self.account = model, name, list(files), redact, account
         shown = [_hunk_text(f.path, h, len(f.hunks)) for f in self.files for h in f.hunks]
         intro = f"Merging `{base}` into the pull request's branch left these conflicts:"
         self.messages: list[dict[str, Any]] = [{"role": "user", "content": redact("\n\n".join([intro, *shown]))}]
-        self.cost = Cost(model=name, small_model=name, rounds=1, usd=0.0)
         self.answers = 0
         self.summary = ""
         self._open: ToolCall | None = None
-        self._began = time.monotonic()
+
+    @property
+    def cost(self) -> Cost:
+        """What the resolver's calls cost the job so far (its attempts' included)."""
+        cost = metered_cost(self.account.meter, model=self.name, small_model=self.name, now=self.account.clock())
+        return cost.model_copy(update={"rounds": 1})
 
     def ask(self) -> dict[str, str]:
-        """The resolved text of each conflicted file; ResolveFailed after MAX_ANSWERS unusable answers."""
+        """The resolved text of each conflicted file; ResolveFailed after MAX_ANSWERS unusable answers or once the
+        job's budget is spent."""
         while self.answers < MAX_ANSWERS:
-            call = self._call()
+            try:
+                call = self._call()
+            except BudgetReached as exc:
+                raise ResolveFailed(str(exc)) from exc
             if call is None:
                 continue
             try:
@@ -114,12 +129,10 @@ class Resolver:
             tools=[json.loads(_prompt("resolve_tool.json"))],
             tool_choice={"type": "tool", "name": TOOL},
             max_tokens=8192,
+            purpose="resolve",
         )
-        response = self.model.complete(request)
+        response = self.account.call(self.model, request)
         self.answers += 1
-        self._account(response.usage.input_tokens, response.usage.output_tokens, response.cost_usd)
-        self.cost.cache_read_tokens += response.usage.cache_read_tokens
-        self.cost.cache_write_tokens += response.usage.cache_write_tokens
         call = next((c for c in response.tool_calls if c.name == TOOL), None)
         content: list[dict[str, Any]] = [{"type": "text", "text": response.text}] if response.text else []
         if call is None:
@@ -130,10 +143,3 @@ class Resolver:
         self.messages.append({"role": "assistant", "content": content})
         self._open = call
         return call
-
-    def _account(self, tokens_in: int, tokens_out: int, usd: float | None) -> None:
-        c = self.cost
-        c.input_tokens += tokens_in
-        c.output_tokens += tokens_out
-        c.usd = None if usd is None or c.usd is None else c.usd + usd
-        c.wall_s = round(time.monotonic() - self._began, 3)

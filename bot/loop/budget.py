@@ -6,9 +6,10 @@ step that would run past the limit is cut off there, not only noticed before the
 
 from __future__ import annotations
 
+from bot.contract.models import Budget
 from bot.loop.exits import HandedOff
 from bot.loop.harness import Harness
-from bot.loop.state import RunState
+from bot.loop.state import Meter, RunState
 
 
 def limits_left(h: Harness, state: RunState) -> str:
@@ -20,19 +21,27 @@ def limits_left(h: Harness, state: RunState) -> str:
     )
 
 
+def spent_limit(meter: Meter, budget: Budget, now: float, reserve: float) -> str:
+    """Which of the budget's step, cost and wall-time limits the meter has reached ("" when none): checked before
+    every model call of every job, the loop's and a rebase's alike."""
+    keep = 1 - reserve
+    if meter.steps >= budget.max_steps:
+        return f"the step limit ({budget.max_steps}) was reached"
+    if meter.cost_known and meter.cost >= budget.max_cost_usd * keep:
+        return (
+            f"the cost limit (${budget.max_cost_usd:g}, {reserve:.0%} kept in reserve) was reached at ${meter.cost:.4f}"
+        )
+    if now - meter.started >= budget.max_wall_minutes * 60 * keep:
+        return f"the wall-time limit ({budget.max_wall_minutes} min, {reserve:.0%} kept in reserve) was reached"
+    return ""
+
+
 def check_limits(h: Harness, state: RunState) -> None:
     """Raise HandedOff when a limit is reached; the reserve leaves room to commit, check and hand off."""
-    b, reserve = h.contract.budget, h.config.reserve
-    keep = 1 - reserve
+    b = h.contract.budget
     stats = state.change.stats()
-    reason = ""
-    if state.meter.steps >= b.max_steps:
-        reason = f"the step limit ({b.max_steps}) was reached"
-    elif state.meter.cost_known and state.meter.cost >= b.max_cost_usd * keep:
-        reason = f"the cost limit (${b.max_cost_usd:g}, {reserve:.0%} kept in reserve) was reached at ${state.meter.cost:.4f}"
-    elif h.clock() - state.meter.started >= b.max_wall_minutes * 60 * keep:
-        reason = f"the wall-time limit ({b.max_wall_minutes} min, {reserve:.0%} kept in reserve) was reached"
-    elif len(stats.files) > b.max_files_changed or stats.lines > b.max_lines_changed:
+    reason = spent_limit(state.meter, b, h.clock(), h.config.reserve)
+    if not reason and (len(stats.files) > b.max_files_changed or stats.lines > b.max_lines_changed):
         reason = f"the change ({len(stats.files)} files, {stats.lines} lines) is over the budget's file or line limit"
     if reason:
         raise HandedOff(

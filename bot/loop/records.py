@@ -133,7 +133,7 @@ class ActionRecord(BaseModel):
 
 
 class RequestMeta(BaseModel):
-    purpose: Literal["step", "compress"]
+    purpose: Literal["step", "compress", "resolve"]
     model: str
     tool_choice: dict[str, Any] | None = None
     tools: list[str] = Field(default_factory=list)

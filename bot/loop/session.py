@@ -98,8 +98,21 @@ def plan_session(
         return Planner(harness, feedback=feedback, earlier=earlier, revision=revision).run()
 
 
+@dataclass(frozen=True)
+class Parts:
+    """What every job's session is made of: the chosen model, opened, and the contract's checks bound to a sandbox
+    over the workspace (with the setup secrets the repository may have and the refusal of those it may not)."""
+
+    choice: ModelChoice
+    model: Model
+    checks: Checks
+    trace: Trace
+
+
 @contextmanager
-def _harness(run: RunInput, kit: Toolkit) -> Iterator[Harness]:
+def open_parts(run: RunInput, kit: Toolkit) -> Iterator[Parts]:
+    """The one composition of a session, for the loop, its planning phase and a rebase alike; closed however it
+    ends. A sandbox that cannot start gives checks that say so (the loop ends it as an environment error)."""
     contract, workspace, repo, secrets, reporter = run.contract, run.workspace, run.repo, run.secrets, run.reporter
     choice = choose_model(contract, kit.default_model, kit.small_model, override=run.model_override)
     model = kit.open_model(choice)
@@ -121,25 +134,31 @@ def _harness(run: RunInput, kit: Toolkit) -> Iterator[Harness]:
             sandbox, contract, secrets, setup_env, withheld=withheld, repo=repo, described=workspace.describe()
         )
     except SandboxUnavailable as exc:
-        # The loop ends it as an environment error, with its trace, before any model turn.
         checks = Unavailable(str(exc))
     try:
-        yield Harness(
-            contract=contract,
-            model=model,
-            workspace=workspace,
-            checks=checks,
-            context=kit.open_context(workspace.path, repo),
-            trace=Trace(run.trace_path, secrets, attempt=run.attempt),
-            config=LoopConfig(
-                model=choice.name, small_model=choice.small, model_reason=choice.reason, **(run.loop_settings or {})
-            ),
-            secrets=secrets,
-            reporter=reporter,
-            spent=run.spent or Spent(),
-            keep_spent=run.keep_spent,
-        )
+        yield Parts(choice, model, checks, Trace(run.trace_path, secrets, attempt=run.attempt))
     finally:
         model.close()
         if sandbox is not None:
             sandbox.close()
+
+
+@contextmanager
+def _harness(run: RunInput, kit: Toolkit) -> Iterator[Harness]:
+    with open_parts(run, kit) as parts:
+        choice = parts.choice
+        yield Harness(
+            contract=run.contract,
+            model=parts.model,
+            workspace=run.workspace,
+            checks=parts.checks,
+            context=kit.open_context(run.workspace.path, run.repo),
+            trace=parts.trace,
+            config=LoopConfig(
+                model=choice.name, small_model=choice.small, model_reason=choice.reason, **(run.loop_settings or {})
+            ),
+            secrets=run.secrets,
+            reporter=run.reporter,
+            spent=run.spent or Spent(),
+            keep_spent=run.keep_spent,
+        )

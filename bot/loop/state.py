@@ -53,6 +53,17 @@ class Meter:
     cost_known: bool = True
     """False once a model without a price answered: its cost is unknown and the cost limit cannot apply."""
 
+    @classmethod
+    def resumed(cls, spent: Spent, now: float) -> Meter:
+        """A meter going on from what earlier attempts `spent` (their wall time already counted as begun)."""
+        return cls(
+            started=now - spent.wall_s,
+            steps=spent.steps,
+            usage=spent.usage,
+            cost=spent.cost_usd,
+            cost_known=spent.cost_known,
+        )
+
     def step_done(self) -> None:
         self.steps += 1
 
@@ -271,13 +282,7 @@ class RunState:
             gate=PatchGate.over(h.workspace, scope, h.contract.budget),
             scope_note="allow " + ", ".join(scope.allow) + "; deny " + ", ".join(scope.deny),
             change=ChangeView(h.workspace),
-            meter=Meter(
-                started=h.clock() - spent.wall_s,
-                steps=spent.steps,
-                usage=spent.usage,
-                cost=spent.cost_usd,
-                cost_known=spent.cost_known,
-            ),
+            meter=Meter.resumed(spent, h.clock()),
         )
 
     def narrowed(self, gate: PatchGate | None, note: str) -> None:

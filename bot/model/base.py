@@ -53,7 +53,8 @@ class ModelRequest(BaseModel):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     tool_choice: dict[str, Any] | None = None
     max_tokens: int = 4096
-    purpose: Literal["step", "compress"] = "step"
+    purpose: Literal["step", "compress", "resolve"] = "step"
+    """What the call is for: a loop step, compressing the history, or resolving a merge's conflicts."""
     timeout_s: float | None = None
     """The most the call may take, retries and their waits included (what is left of the run's wall time);
     None: only the client's own timeout per attempt."""

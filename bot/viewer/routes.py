@@ -24,7 +24,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from bot.errors import StoreUnavailable
-from bot.job.paths import job_trace
+from bot.job.state import job_trace
 from bot.queue.models import Job
 from bot.queue.store import Store
 from bot.viewer.links import admin_ok, check_link
@@ -51,7 +51,7 @@ class JobSource:
         self.job = self.store.jobs.get(self.job.id) or self.job
 
     def trace_path(self) -> Path | None:
-        return job_trace(self.job.state)
+        return job_trace(self.job.kind, self.job.state)
 
     def finished(self, ended: bool) -> bool:
         """Once the job has left `running`: its status, and a trace that will not grow (the delivery follows the end record)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.job.paths import trace_file
+from bot.job.state import trace_file
 from bot.markers import PR_KIND, find_marker
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, Turn, call, turn

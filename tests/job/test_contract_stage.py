@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Callable
 
+from bot.job.checkpoint import Checkpoint
 from bot.job.contract_stage import ContractDecision, ContractStage
 from bot.markers import PROGRESS_KIND, marker
 from bot.queue.models import Job
@@ -89,7 +90,7 @@ class CrashesOnceAfterTheContract:
         self.files = files
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
-        decision = self.stage.prepare(snapshot, ctx, issue_comment(snapshot, ctx))
+        decision = self.stage.prepare(snapshot, Checkpoint(ctx), issue_comment(snapshot, ctx))
         self.decisions.append(decision)
         if len(self.decisions) == 1:
             self.files["AGENTS.md"] = "changed on the default branch between attempts"

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.job.checkpoint import Checkpoint
 from bot.job.contract_stage import ContractStage
 from bot.publish.github_out import GitHubOutput
 from bot.publish.models import Progress
@@ -34,7 +35,7 @@ class ContractOnly:
         self.stage = stage or ContractStage()
 
     def run(self, snapshot: Snapshot, ctx: JobContext) -> JobOutcome:
-        decision = self.stage.prepare(snapshot, ctx, issue_comment(snapshot, ctx))
+        decision = self.stage.prepare(snapshot, Checkpoint(ctx), issue_comment(snapshot, ctx))
         return decision.outcome() or JobOutcome(
             status="done",
             reason="contract posted; no execution stage is configured",

@@ -51,8 +51,9 @@ class Worker:
     model_api: FakeMessagesAPI
     bare: Path
 
-    def enqueue(self, number: int, kind: TriggerKind = "issue", feedback: str = "") -> None:
-        """The trigger a label on issue `number` makes (or `/agent retry` with `feedback` on pull request `number`)."""
+    def enqueue(self, number: int, kind: TriggerKind = "issue", feedback: str = "", **fields: Any) -> None:
+        """The trigger a label on issue `number` makes (or `/agent retry` with `feedback` on pull request `number`);
+        `fields` adds to it (a `ci` trigger's head and checks, say)."""
         trigger = Trigger(
             kind=kind,
             feedback=feedback,
@@ -62,6 +63,7 @@ class Worker:
             sender=SENDER,
             clone_url=f"file://{self.bare}",
             default_branch="main",
+            **fields,
         )
         with self.store.transaction() as conn:
             self.store.work.enqueue(conn, trigger, time.time())
@@ -88,13 +90,15 @@ def open_worker(
     issues: Mapping[int, tuple[str, str]],
     files: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
+    github_kind: type[PullsGitHub] = PullsGitHub,
 ) -> Iterator[Worker]:
     """A worker over the sample repository (with `files` on top), the `issues` (number → title, body) on GitHub.
 
-    `env` adds to or replaces the service's settings. Nothing sent to GitHub or the model may carry a secret.
+    `env` adds to or replaces the service's settings; `github_kind` is the fake GitHub's class. Nothing sent to GitHub or
+    the model may carry a secret.
     """
     bare = make_remote(root, **(files or {}))
-    github = make_github(bare, app_id=next(APP_IDS))
+    github = make_github(bare, app_id=next(APP_IDS), kind=github_kind)
     for number, (title, body) in issues.items():
         github.add_issue(REPO, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
     with github.mock(), serve_fake_api(ScriptedModel([])) as (model_api, model_url):

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.job.paths import trace_file
+from bot.job.state import trace_file
 from bot.loop.records import EndRecord, StartRecord, StepRecord
 from bot.loop.trace import Trace
 from bot.queue.enqueue import insert_job
