@@ -28,9 +28,9 @@ Fair to every server (issue 38, each point a way an earlier version of this benc
 3. The work after the answer is counted: under load `ai-fix serve` answers once a delivery is stored
    durably and may make its job rows after the burst. Each run reports the processing tail (from the last
    answer until every stored delivery has its job) and the server CPU it took, and a second figure that
-   times each delivery until its job exists: from its first byte sent to the moment its `queued` event
-   row was written (`events.at`, in the transaction that commits the job), so work left for after the
-   burst is inside that window. Probot and the baseline store nothing and make no jobs.
+   times each delivery until it is answered and its job exists: from its first byte sent to its answer or,
+   if later, the moment its `queued` event row was written (`events.at`, in the transaction that commits
+   the job), so work left for after the burst is inside that window. Probot and the baseline store nothing and make no jobs.
 4. Spread and load: every figure is printed per run, and per server as the median with the lowest and
    highest of the runs; each run prints the machine's load average before and after it, and the summary
    the load over the whole session (the machine is shared).
@@ -160,6 +160,8 @@ class Load:
     statuses: list[int]
     sent: dict[str, float]
     """Delivery id -> time.time() when its first copy was sent."""
+    answered: dict[str, float]
+    """Delivery id -> time.time() when its first copy was answered."""
     started: float
     """time.time() when the timer started."""
     wall: float
@@ -168,7 +170,7 @@ class Load:
 async def drive(connections: list[Connection], deliveries: list[Delivery], load: Load | None = None) -> Load:
     """The deliveries over the open connections, all drawing from one queue in order."""
     queue = list(reversed(deliveries))
-    load = load or Load([], [], {}, time.time(), 0.0)
+    load = load or Load([], [], {}, {}, time.time(), 0.0)
 
     async def one_connection(connection: Connection) -> None:
         while queue:
@@ -178,6 +180,7 @@ async def drive(connections: list[Connection], deliveries: list[Delivery], load:
             status = await exchange(connection, delivery.request)
             load.latencies.append(time.perf_counter() - began)
             load.statuses.append(status)
+            load.answered.setdefault(delivery.id, time.time())
 
     began = time.perf_counter()
     await asyncio.gather(*(one_connection(c) for c in connections))
@@ -230,7 +233,7 @@ async def session(
         await settle()
         connections = await reopened(connections, ports, spare)
         server_before, client_before = cpu(), time.process_time()
-        load = await drive(connections, deliveries, Load([], [], {}, time.time(), 0.0))
+        load = await drive(connections, deliveries, Load([], [], {}, {}, time.time(), 0.0))
         used = (cpu() - server_before, time.process_time() - client_before)
     finally:
         for _, writer in connections:
@@ -260,7 +263,8 @@ class Figures:
     tail_cpu: float | None = None
     """Server CPU in the tail, µs per delivery."""
     job_p99: float | None = None
-    """ms from a delivery's first byte sent until its job existed, p99 over the distinct deliveries."""
+    """ms from a delivery's first byte sent until it was answered and its job existed, p99 over the distinct
+    deliveries."""
     job_rate: float | None = None
     """Deliveries per second from the timer's start until the last job existed."""
     job_cpu: float | None = None
@@ -277,7 +281,7 @@ LABELS = {
     "client_cpu": ("client CPU per delivery", "µs"),
     "tail": ("processing tail", "ms"),
     "tail_cpu": ("its CPU per delivery", "µs"),
-    "job_p99": ("p99 until the job exists", "ms"),
+    "job_p99": ("p99 until answered and the job exists", "ms"),
     "job_rate": ("deliveries/s until the jobs exist", ""),
     "job_cpu": ("server CPU per delivery with the jobs", "µs"),
 }
@@ -416,8 +420,9 @@ def run_ai_fix(
                 server.terminate()
                 server.wait(timeout=30)
 
-    until_job = [(made[d] - sent) * 1000 for d, sent in load.sent.items() if d in made]
-    last_job = max(made[d] for d in load.sent if d in made)
+    # Done once answered and its job written (a job made with the answer was written before it was committed).
+    until_job = [(max(made[d], load.answered[d]) - sent) * 1000 for d, sent in load.sent.items() if d in made]
+    last_job = max(max(made[d], load.answered[d]) for d in load.sent if d in made)
     result = replace(
         ack_figures(args.n, load, used),
         tail=tail * 1000,
