@@ -241,11 +241,15 @@ def install_aider() -> Path:
     python = AIDER / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(AIDER)], check=True)
-        subprocess.run(
+        done = subprocess.run(
             [str(python), "-m", "pip", "install", "-q", "-r", str(AIDER_REQUIREMENTS)],
-            check=True,
-            stdout=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        if done.returncode != 0:
+            shutil.rmtree(AIDER)
+            raise SystemExit(f"could not install {AIDER_REQUIREMENTS.name} into {AIDER}:\n{done.stderr[-3000:]}")
     return python
 
 
@@ -285,19 +289,24 @@ def main() -> int:
         print(json.dumps(PHASES[args.phase](args.repo, args.cache)))
         return 0
     if args.smoke:  # a clone of this checkout: the incremental update edits a file of the repository it indexes
-        args.runs, args.repo = 1, Path(tempfile.mkdtemp(prefix="ai-fix-bench-")) / "repo"
-        subprocess.run(["git", "clone", "-q", str(ROOT), str(args.repo)], check=True)
-    repo = (args.repo or django_repo()).resolve()
+        with tempfile.TemporaryDirectory(prefix="ai-fix-bench-") as tmp:
+            subprocess.run(["git", "clone", "-q", str(ROOT), f"{tmp}/repo"], check=True)
+            return measure(Path(tmp) / "repo", 1, args.aider)
+    return measure((args.repo or django_repo()).resolve(), args.runs, args.aider)
+
+
+def measure(repo: Path, runs: int, install: bool) -> int:
+    """Every phase `runs` times on `repo`, Aider's too when it is installed (`install`: install it first)."""
     if not (repo / ".git").exists():
         print(f"{repo} is not a git checkout", file=sys.stderr)
         return 2
-    aider = install_aider() if args.aider else AIDER / "bin" / "python"
+    aider = install_aider() if install else AIDER / "bin" / "python"
     with_aider = aider.exists()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine_load()}")
     if not with_aider:
         print("Aider is not installed: its figures are left out (--aider installs it into .cache/aider-bench)")
     colds, warms, aider_colds, aider_warms = [], [], [], []
-    for n in range(args.runs):
+    for n in range(runs):
         cache = Path(tempfile.mkdtemp(prefix="ai-fix-bench-"))
         try:
             # Every other run Aider first: neither always meets a cooler page cache or a quieter minute.
@@ -317,7 +326,7 @@ def main() -> int:
     cold, warm = medians(colds), medians(warms)
     print(
         f"\nrepository: {repo} ({int(cold['files'][0])} files indexed by ai-fix, {len(tracked(repo))} tracked), "
-        f"{args.runs} run(s): median (lowest - highest); at the end: {machine_load()}\n"
+        f"{runs} run(s): median (lowest - highest); at the end: {machine_load()}\n"
     )
     theirs = medians(aider_colds) if aider_colds else None
     theirs_warm = medians(aider_warms) if aider_warms else None
