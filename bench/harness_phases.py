@@ -62,7 +62,7 @@ from bot.job.paths import job_trace  # noqa: E402
 from bot.model.base import ModelRequest  # noqa: E402
 from bot.model.scripted import Turn  # noqa: E402
 from tests.support import pypi_releases  # noqa: E402
-from tests.support.webhooks import INSTALLATION  # noqa: E402
+from tests.support.webhooks import INSTALLATION, deliver  # noqa: E402
 from tests.support.world import FIX_SCRIPT, MODEL, SECRETS, SENDER, World, make_remote, start_world  # noqa: E402
 
 CACHE = ROOT / ".cache"
@@ -157,9 +157,11 @@ def run_job(world: World, project: Project, number: int) -> dict[str, Any]:
     world.github.permissions[(repo, SENDER)] = "admin"
     world.github.git_dirs[repo] = project.bare
     payload = world.labelled(number, project.title, project.body, repo)
-    payload["repository"].update(clone_url=f"file://{project.bare}")
+    payload["repository"].update(clone_url=f"file://{project.bare}", default_branch="main")
     world.script(project.script())
-    job_id = world.send("issues", payload).json()["job_id"]
+    response = deliver(world.client, "issues", payload, secret=SECRETS["AIFIX_WEBHOOK_SECRET"])
+    assert response.status_code == 202, response.text
+    job_id = response.json()["job_id"]
     world.wait(job_id, timeout=900)
     response = world.client.get(f"/tasks/{job_id}", headers={"Authorization": f"Bearer {SECRETS['AIFIX_ADMIN_TOKEN']}"})
     return dict(response.json())
@@ -212,6 +214,8 @@ def main() -> int:
                 figures = phases(task)
                 setup = next((e["data"] for e in task["events"] if e["event"] == "setup"), {})
                 rows.append((project.name, job, f"{task['status']}, setup {setup.get('status', 'none')}", figures))
+                if task["status"] != "done":  # what the job said, to see why
+                    print("\n".join(f"  {e['data']['line']}" for e in task["events"] if e["event"] == "loop"))
                 print(
                     f"{project.name} job {job}: {task['status']} ({task.get('reason', '')[:80]}); "
                     + ", ".join(f"{k} {v:.2f} s" for k, v in figures.items())
