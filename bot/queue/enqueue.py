@@ -26,6 +26,8 @@ def _family(kind: str) -> str:
 
 JOB_COLUMNS = ("repo", "number", "kind", "status", "installation_id", "available_at", "created_at", "updated_at")
 TRIGGER_COLUMNS = ("job_id", "delivery_id", "review_id", "data")
+COMPOUND_LIMIT = 200
+"""SELECTs joined in one statement at most (SQLite allows 500)."""
 
 
 def _job_row(trigger: Trigger, now: float) -> tuple[object, ...]:
@@ -112,14 +114,7 @@ class WorkQueue:
         if len(triggers) < 2 or len(plain) < len(triggers) or len(targets) < len(plain):
             return [self.enqueue(conn, trigger, now) for trigger, now in triggers]
         self.db.lock(conn, *(f"target {repo}#{number}" for repo, number in targets))
-        busy = {
-            (repo, int(number))
-            for repo, number in conn.execute(
-                f"SELECT repo, number FROM jobs WHERE status IN ({marks(ACTIVE)}) AND kind IN ({marks(WORK_KINDS)}) "
-                f"AND ({' OR '.join(['(repo = ? AND number = ?)'] * len(targets))})",
-                (*ACTIVE, *WORK_KINDS, *(value for target in targets for value in target)),
-            ).fetchall()
-        }
+        busy = self._active_targets(conn, targets)
         fresh = [(trigger, now) for trigger, now in triggers if (trigger.repo, trigger.number) not in busy]
         opened: dict[tuple[str, int], int] = {}
         if fresh:
@@ -137,6 +132,19 @@ class WorkQueue:
             else self.enqueue(conn, trigger, now)
             for trigger, now in triggers
         ]
+
+    def _active_targets(self, conn: Conn, targets: list[tuple[str, int]]) -> set[tuple[str, int]]:
+        """The targets with an active work job. One SELECT per target joined by UNION ALL, each searching the
+        (repo, number, status) index: ORed targets made SQLite's planner scan every queued job instead."""
+        one = f"SELECT repo, number FROM jobs WHERE repo = ? AND number = ? AND status IN ({marks(ACTIVE)}) AND kind IN ({marks(WORK_KINDS)})"
+        busy: set[tuple[str, int]] = set()
+        for start in range(0, len(targets), COMPOUND_LIMIT):
+            chunk = targets[start : start + COMPOUND_LIMIT]
+            params = [value for repo, number in chunk for value in (repo, number, *ACTIVE, *WORK_KINDS)]
+            busy.update(
+                (repo, int(number)) for repo, number in conn.execute(" UNION ALL ".join([one] * len(chunk)), params)
+            )
+        return busy
 
     def cancel_where(self, conn: Conn, where: str, params: Sequence[object], reason: str) -> list[int]:
         """Cancel queued and waiting work jobs at once and ask running ones to stop at their next checkpoint."""

@@ -299,3 +299,16 @@ def test_a_label_removed_in_the_same_burst_is_applied_after_the_trigger_before_i
     assert [a.outcome for a in acks] == ["queued", "label_removed", "label_removed", "queued"]
     status = {job.number: job.status for job in store.jobs.newest(None, 10)}
     assert status == {5: "cancelled", 6: "queued"}
+
+
+def test_a_burst_looks_its_targets_up_by_the_target_index_not_through_every_queued_job(sqlite_store):
+    """Every job a burst makes stays queued until a worker takes it: looking targets up through the status index would
+    walk all of them for every batch, and the intake would slow down as its queue grew."""
+    store, statements = sqlite_store, []
+    apply_batch(store, [incoming(n, f"earlier-{n}") for n in range(1, 201)])
+    store.db.connection().set_trace_callback(statements.append)
+    apply_batch(store, [incoming(n, f"delivery-{n}") for n in range(1001, 1051)])
+    store.db.connection().set_trace_callback(None)
+    [lookup] = [s for s in statements if s.startswith("SELECT repo, number FROM jobs")]
+    plan = " ".join(str(row[3]) for row in store.db.connection().execute(f"EXPLAIN QUERY PLAN {lookup}"))
+    assert "jobs_by_target" in plan and "jobs_by_status" not in plan, plan
