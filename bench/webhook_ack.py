@@ -59,6 +59,7 @@ import asyncio
 import copy
 import functools
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -320,6 +321,24 @@ def report(name: str, f: Figures, load_before: str) -> None:
         )
 
 
+def fsync_ms(directory: Path, times: int = 100) -> tuple[float, float]:
+    """p50 and p99 of one `fdatasync` after appending 16 KB (a delivery's WAL frames) in `directory`, in ms: on a
+    shared disk, what every durable answer waits for at least once."""
+    took: list[float] = []
+    probe = directory / "fsync-probe"
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        for _ in range(times):
+            os.write(fd, b"x" * 16384)
+            began = time.perf_counter()
+            os.fdatasync(fd)
+            took.append((time.perf_counter() - began) * 1000)
+    finally:
+        os.close(fd)
+        probe.unlink()
+    return percentile(took, 50), percentile(took, 99)
+
+
 def count(store: Store, query: str) -> int:
     """One COUNT(*) on the bench's database, SQLite or PostgreSQL, through the store's own connection."""
     with store.reading() as conn:
@@ -562,6 +581,9 @@ def main() -> int:
     if baseline:
         floor = summary("baseline", baseline)
         print(f"  p99 above the baseline: {first['p99'] - floor['p99']:.1f} ms")
+    with tempfile.TemporaryDirectory() as tmp:
+        sync_p50, sync_p99 = fsync_ms(Path(tmp))
+    print(f"  one fdatasync of 16 KB on this disk at the end: p50 {sync_p50:.1f} ms, p99 {sync_p99:.1f} ms")
     return 0 if ok else 1
 
 
