@@ -3,7 +3,7 @@
     .venv/bin/python bench/index.py [--runs 3]                  # Django 5.1, fetched and prepared the first time
     .venv/bin/python bench/index.py --aider --runs 3            # the same with Aider 0.86.2's RepoMap side by side
     .venv/bin/python bench/index.py --repo PATH                 # any git checkout
-    .venv/bin/python bench/index.py --smoke                     # this checkout, one run: it still works
+    .venv/bin/python bench/index.py --smoke                     # this checkout, one run, Aider only with --aider
 
 The repository: Django 5.1's source release from PyPI (`pip download`, pinned by sha256, cached in
 .cache/pypi-releases), unpacked once into .cache/bench-index/django-5.1 and committed, so files have git
@@ -283,7 +283,7 @@ def main() -> int:
     parser.add_argument("--aider", action="store_true", help="install Aider 0.86.2 (the first time) and run it beside")
     parser.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
     parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
-    add_smoke(parser, "this checkout, one run")
+    add_smoke(parser, "this checkout, one run, Aider only with --aider")
     args = parser.parse_args()
     if args.phase:
         print(json.dumps(PHASES[args.phase](args.repo, args.cache)))
@@ -291,20 +291,24 @@ def main() -> int:
     if args.smoke:  # a clone of this checkout: the incremental update edits a file of the repository it indexes
         with tempfile.TemporaryDirectory(prefix="ai-fix-bench-") as tmp:
             subprocess.run(["git", "clone", "-q", str(ROOT), f"{tmp}/repo"], check=True)
-            return measure(Path(tmp) / "repo", 1, args.aider)
-    return measure((args.repo or django_repo()).resolve(), args.runs, args.aider)
+            return measure(Path(tmp) / "repo", 1, args.aider, with_aider=args.aider)
+    return measure((args.repo or django_repo()).resolve(), args.runs, args.aider, with_aider=True)
 
 
-def measure(repo: Path, runs: int, install: bool) -> int:
-    """Every phase `runs` times on `repo`, Aider's too when it is installed (`install`: install it first)."""
+def measure(repo: Path, runs: int, install: bool, *, with_aider: bool) -> int:
+    """Every phase `runs` times on `repo`, Aider's too when it is installed and `with_aider` (`install`: install it
+    first)."""
     if not (repo / ".git").exists():
         print(f"{repo} is not a git checkout", file=sys.stderr)
         return 2
     aider = install_aider() if install else AIDER / "bin" / "python"
-    with_aider = aider.exists()
+    left_out = "" if with_aider else "--smoke runs it only with --aider"
+    if not aider.exists():
+        left_out = "it is not installed (--aider installs it into .cache/aider-bench)"
+    with_aider = not left_out
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine_load()}")
-    if not with_aider:
-        print("Aider is not installed: its figures are left out (--aider installs it into .cache/aider-bench)")
+    if left_out:
+        print(f"Aider's figures are left out: {left_out}")
     colds, warms, aider_colds, aider_warms = [], [], [], []
     for n in range(runs):
         cache = Path(tempfile.mkdtemp(prefix="ai-fix-bench-"))
