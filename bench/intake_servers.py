@@ -133,13 +133,21 @@ def servers_cpu(servers: list[subprocess.Popen[bytes]]) -> float:
     return sum(server_cpu(server.pid) for server in servers)
 
 
-def io_pressure() -> str:
-    """Linux's share of the last 10 s in which some task waited for the disk: other work's I/O delays every fsync."""
-    pressure = Path("/proc/pressure/io")
-    if not pressure.exists():
-        return ""
-    fields = dict(part.split("=") for part in pressure.read_text().splitlines()[0].split()[1:])
-    return f", I/O pressure {float(fields['avg10']):.0f} %"
+def postgres_cpu(data: Path) -> float:
+    """User + system CPU seconds of a PostgreSQL server and its backends (the postmaster's children), so far."""
+    try:
+        postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    total = server_cpu(postmaster)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the backend ended meanwhile
+            continue
+        if int(fields[1]) == postmaster:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 PROBOT = ROOT / "bench" / "probot"
@@ -168,8 +176,9 @@ def install_probot() -> Path:
 
 
 def start_probot(app: Path, port: int) -> subprocess.Popen[bytes]:
-    """`probot run app.js` on `port`, POST /webhook, production settings (JSON logs) with only warnings logged:
-    no log line per request, so Probot is at its fastest."""
+    """`probot run app.js` on `port`, POST /webhook, set up as Probot's documentation advises for production:
+    `NODE_ENV=production` (docs/logging.md: "as it should be in production"), structured JSON logs
+    (`LOG_FORMAT=json`, docs/configuration.md) and only warnings logged, so no log line per request."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
@@ -183,6 +192,7 @@ def start_probot(app: Path, port: int) -> subprocess.Popen[bytes]:
         "HOST": "127.0.0.1",
         "PORT": str(port),
         "NODE_ENV": "production",
+        "LOG_FORMAT": "json",
         "LOG_LEVEL": "warn",
     }
     proc = subprocess.Popen(

@@ -8,24 +8,27 @@ so the figure is what the store itself allows. The jobs are enqueued first by th
     .venv/bin/python bench/job_throughput.py                   # SQLite file and a local PostgreSQL it starts
     .venv/bin/python bench/job_throughput.py -n 4000 --workers 1 2 4
     .venv/bin/python bench/job_throughput.py --database postgresql://aifix@127.0.0.1:5432/bench
+    .venv/bin/python bench/job_throughput.py --smoke           # 20 jobs, one worker process: it still runs
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from common import add_smoke, machine_load
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 from bot.intake.apply import apply_batch  # noqa: E402
-from bot.queue.models import WORK_KINDS  # noqa: E402
+from bot.queue.health import job_counts  # noqa: E402
 from bot.queue.store import Store  # noqa: E402
+from bot.vocabulary import WORK_KINDS  # noqa: E402
 from tests.support.postgres import PostgresServer  # noqa: E402
 from tests.support.webhooks import incoming  # noqa: E402
 
@@ -59,7 +62,7 @@ def run(url: str, n: int, workers: int) -> tuple[float, bool]:
     wall = time.time() - start
     for p in procs:
         p.join()
-    ok = sum(counts) == n and store.job_counts() == {("issue", "done"): n}
+    ok = sum(counts) == n and job_counts(store) == {("issue", "done"): n}
     store.close()
     return n / wall, ok
 
@@ -71,8 +74,11 @@ def main() -> int:
     parser.add_argument(
         "--database", help="a PostgreSQL URL to use instead of one started here (its tables are reused)"
     )
+    add_smoke(parser, "20 jobs, one worker process")
     args = parser.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.n} jobs per run, no-op pipeline")
+    if args.smoke:
+        args.n, args.workers = 20, [1]
+    print(f"{machine_load()}; {args.n} jobs per run, no-op pipeline")
     server = None if args.database else PostgresServer(durable=True)
     ok = True
     try:
@@ -85,11 +91,14 @@ def main() -> int:
                 for name, url in urls.items():
                     rate, good = run(url, args.n, workers)
                     ok = ok and good
-                    print(f"{name}, {workers} worker process(es): {rate:,.0f} jobs/s {'OK' if good else 'MISMATCH'}")
+                    print(
+                        f"{name}, {workers} worker process(es): {rate:,.0f} jobs/s {'OK' if good else 'MISMATCH'} "
+                        f"({machine_load()})"
+                    )
     finally:
         if server is not None:
             server.stop()
-    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"at the end: {machine_load()}")
     return 0 if ok else 1
 
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/localize.py [--checkouts bench/data] [--tasks FILE.jsonl] [--repo sympy/sympy]
     .venv/bin/python bench/localize.py prepare --sympy-git DIR --django-sdists DIR [--checkouts bench/data]
+    .venv/bin/python bench/localize.py --smoke   # two tasks on a checkout of this repository's bot/context
 
 Tasks are JSONL rows (instance_id, repo, base_commit, problem_statement, patch_files). Each task is
 answered from a checkout already on disk; nothing is downloaded at run time:
@@ -22,12 +23,16 @@ import argparse
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from common import add_smoke, machine_load
 
 from bot.context.base import Query
 from bot.context.bm25 import bm25_scores
@@ -194,6 +199,34 @@ def prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+SMOKE_TASKS = [
+    {
+        "instance_id": "smoke__smoke-1",
+        "repo": "smoke/context",
+        "base_commit": "smoke",
+        "problem_statement": "PackedMap.flat() drops the keys whose maps were edited in the overlay",
+        "patch_files": ["packed.py"],
+    },
+    {
+        "instance_id": "smoke__smoke-2",
+        "repo": "smoke/context",
+        "base_commit": "smoke",
+        "problem_statement": "bm25_scores gives a negative score when a term is in every document",
+        "patch_files": ["bm25.py"],
+    },
+]
+"""--smoke's tasks, answered from a checkout of this repository's own `bot/context` (`smoke_checkouts`)."""
+
+
+def smoke_checkouts(root: Path) -> Path:
+    """CHECKOUTS/context/smoke/: this repository's `bot/context` modules, for SMOKE_TASKS."""
+    target = root / "context" / "smoke"
+    target.mkdir(parents=True)
+    for module in (ROOT / "bot" / "context").glob("*.py"):
+        shutil.copyfile(module, target / module.name)
+    return root
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkouts", type=Path, default=ROOT / "bench" / "data")
@@ -204,16 +237,24 @@ def main() -> int:
     parser.add_argument("--sympy-git", type=Path, help="prepare: a local sympy git directory")
     parser.add_argument("--django-sdists", type=Path, help="prepare: folder of Django-X.Y.tar.gz")
     parser.add_argument("command", nargs="?", choices=["run", "prepare"], default="run")
+    add_smoke(parser, "two tasks on a checkout of this repository's bot/context")
     args = parser.parse_args()
     if args.command == "prepare":
         return prepare(args)
-    tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
-    tasks = [t for t in tasks if args.repo in (None, t["repo"])][: args.limit]
-    results = evaluate(tasks, args.checkouts, args.checkouts / ".context-cache")
+    print(machine_load())
+    if args.smoke:
+        with tempfile.TemporaryDirectory(prefix="ai-fix-bench-") as tmp:
+            checkouts = smoke_checkouts(Path(tmp))
+            results = evaluate(SMOKE_TASKS, checkouts, checkouts / ".context-cache")
+    else:
+        tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
+        tasks = [t for t in tasks if args.repo in (None, t["repo"])][: args.limit]
+        results = evaluate(tasks, args.checkouts, args.checkouts / ".context-cache")
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
     print("\n".join(summarise(results)))
-    return 0
+    print(f"at the end: {machine_load()}")
+    return 0 if results else 1
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ Prints, from one run of N repetitions:
 The recorded answers are played by the scripted backend, whose usage follows the Messages API's
 caching rule (an identical prefix up to the breakpoint, >= 1024 tokens, is read from the cache), so
 the cache figure measures the requests this loop builds today, not numbers stored in the recording.
-Usage: .venv/bin/python bench/loop.py [--runs N] [--sandbox bwrap]
+Usage: .venv/bin/python bench/loop.py [--runs N] [--sandbox bwrap]   (--smoke: one run, as CI runs it)
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import json
 import statistics
 import tempfile
 from pathlib import Path
+
+from common import add_smoke, machine_load
 
 from bot.commands.demo import demo_data, make_repo, sample
 from bot.commands.toolkit import toolkit
@@ -63,7 +65,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sandbox", default="bwrap")
+    add_smoke(parser, "one run")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs = 1
+    print(machine_load())
     orchestration_ms: list[float] = []
     changing_ms: list[float] = []
     """Steps that edited, ran checks or finished (git stats, checkpoint, index refresh)."""
@@ -91,6 +97,7 @@ def main() -> None:
     )
     print(f"  of which steps that change the workspace: median {statistics.median(changing_ms):.1f} ms")
     print(f"input tokens from the prompt cache after step 1: {share:.1%} ({cached}/{prompt}) (goal >= 80 %)")
+    print(f"at the end: {machine_load()}")
 
 
 if __name__ == "__main__":

@@ -9,15 +9,14 @@ matters. The secrets are what a service holds (a 1.7 KB PEM key and three 40-cha
 `warm` is the median of `--runs` calls with the same secrets (what a job pays per text), `first` the
 median cost of the first call with a new set of secrets (what a job pays once: the patterns are built
 then). Compare with another checkout by running it there: `PYTHONPATH=/path/to/checkout python bench/redact.py`.
-Usage: .venv/bin/python bench/redact.py [--runs 30]
+Usage: .venv/bin/python bench/redact.py [--runs 30]   (--smoke: 3 runs, as CI runs it)
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 
-from common import held_secrets, median_ms
+from common import add_smoke, held_secrets, machine_load, median_ms
 
 import bot.redact
 from bot.commands.demo import demo_data
@@ -37,14 +36,18 @@ def texts() -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=30)
+    add_smoke(parser, "3 runs")
     args = parser.parse_args()
-    print(f"{bot.redact.__file__}; load average {os.getloadavg()[0]:.2f}; medians of {args.runs} runs")
+    if args.smoke:
+        args.runs = 3
+    print(f"{bot.redact.__file__}; {machine_load()}; medians of {args.runs} runs")
     print(f"{'text':>13} {'KB':>5} {'warm ms':>8} {'first ms':>9}")
     held = held_secrets()
     for name, text in texts().items():
         warm = median_ms(lambda text=text: redact(text, held), args.runs)
         first = median_ms(lambda text=text: redact(text, held_secrets()), max(3, args.runs // 5))
         print(f"{name:>13} {len(text) / 1024:>5.1f} {warm:>8.2f} {first:>9.1f}")
+    print(f"at the end: {machine_load()}")
 
 
 if __name__ == "__main__":

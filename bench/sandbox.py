@@ -1,6 +1,6 @@
 """Per-command overhead of the sandbox backends against a bare subprocess of the same command.
 
-    .venv/bin/python bench/sandbox.py [--runs 30] [--command true]
+    .venv/bin/python bench/sandbox.py [--runs 30] [--command true]   (--smoke: 3 runs, as CI runs it)
 
 Prints the median wall time per command for: a bare subprocess, the `none` backend, bwrap, a warm
 podman container (the job's container already up: what every check after the first pays), a plain
@@ -45,10 +45,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--command", default="true")
+    common.add_smoke(parser, "3 runs of each")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs = 3
+    print(common.machine_load())
     with tempfile.TemporaryDirectory(prefix="ai-fix-bench-") as workspace:
         rows = measure(args.command, args.runs, Path(workspace))
     report(args.command, args.runs, rows)
+    print(f"at the end: {common.machine_load()}")
     return 0
 
 
@@ -74,7 +79,7 @@ def measure(command: str, runs: int, workspace: Path) -> list[tuple[str, float]]
         rows.append(
             (
                 "podman exec per command",
-                median_ms(lambda: subprocess.run(plain, env=engine_env("podman"), check=True), max(runs // 3, 5)),
+                median_ms(lambda: subprocess.run(plain, env=engine_env("podman"), check=True), max(runs // 3, 3)),
             )
         )
         warm.close()
@@ -84,7 +89,7 @@ def measure(command: str, runs: int, workspace: Path) -> list[tuple[str, float]]
             box.exec(command, timeout=30)
             box.close()
 
-        rows.append(("podman cold (run + exec + rm)", median_ms(cold, max(runs // 6, 3))))
+        rows.append(("podman cold (run + exec + rm)", median_ms(cold, max(runs // 6, 1))))
 
     return rows
 

@@ -7,18 +7,17 @@ times, as the server does them:
 - one live update: the view rebuilt and every section re-rendered after one more step.
 The secrets redacted are what a service holds (a 1.7 KB PEM key and three tokens), since redaction
 dominates the read. Prints medians of `--runs` repetitions.
-Usage: .venv/bin/python bench/viewer.py [--steps 30 100 300] [--runs 9]
+Usage: .venv/bin/python bench/viewer.py [--steps 30 100 300] [--runs 9]   (--smoke: 5 steps, 2 runs)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 from pathlib import Path
 
-from common import held_secrets, median_ms
+from common import add_smoke, held_secrets, machine_load, median_ms
 
 from bot.commands.demo import demo_data
 from bot.viewer.pages import Pages
@@ -49,10 +48,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, nargs="+", default=[30, 100, 300])
     parser.add_argument("--runs", type=int, default=9)
+    add_smoke(parser, "5 steps, 2 runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.steps, args.runs = [5], 2
     pages, held = Pages(), held_secrets()
     template = pages.env.get_template("run.html")
-    print(f"load average {os.getloadavg()[0]:.2f}; medians of {args.runs} runs")
+    print(f"{machine_load()}; medians of {args.runs} runs")
     print(f"{'steps':>6} {'trace KB':>9} {'page ms':>8} {'page KB':>8} {'update ms':>10}")
     with tempfile.TemporaryDirectory() as tmp:
         for steps in args.steps:
@@ -76,6 +78,7 @@ def main() -> None:
                 f"{steps:>6} {path.stat().st_size / 1024:>9.0f} {median_ms(page, args.runs):>8.1f} "
                 f"{len(html) / 1024:>8.0f} {update:>10.1f}"
             )
+    print(f"at the end: {machine_load()}")
 
 
 if __name__ == "__main__":

@@ -90,13 +90,16 @@ class Index:
         before = set(self.files.live())
         defined: Defined = {}
         touched = [self._remove(path, tags, defined, link) for path, tags in removed]
-        new = [(self._add(*entry, defined), entry[4]) for entry in added]
+        # Only linking file by file reads the tags again: in bulk, each file's are let go once added (a first
+        # index of a large repository would otherwise hold every file's references and terms twice).
+        new = [(self._add(*entry, defined), entry[4] if link else None) for entry in added]
         if not touched and not new:
             return
         self.version += 1
         self.names.set_definers(defined, {fid for fid, _ in new}, link)
         if link:
             for fid, tags in new:
+                assert tags is not None
                 self.names.link(fid, tags)
         else:
             self.names.link_all()

@@ -139,8 +139,9 @@ _COLUMNS = ("id", "event", "action", "outcome", "reason", "payload", "received_a
 _DUPLICATE = Ack("duplicate", "this delivery was received before")
 
 
-def _row(item: Incoming) -> tuple[object, ...]:
-    """The delivery's row (`_COLUMNS`): what it is, what the trigger rules decided, and the work it still needs."""
+def _row(item: Incoming, *, applied: bool = False) -> tuple[object, ...]:
+    """The delivery's row (`_COLUMNS`): what it is, what the trigger rules decided, and the work it still needs
+    (`applied`: none, its meaning is applied in the same transaction)."""
     event, decision = item.event, item.decision
     work = _work(decision)
     return (
@@ -152,7 +153,7 @@ def _row(item: Incoming) -> tuple[object, ...]:
         item.body.decode("utf-8", "replace"),
         item.received_at,
         work,
-        1 if work is None else 0,
+        1 if work is None or applied else 0,
     )
 
 
@@ -174,18 +175,56 @@ def apply_delivery(store: Store, conn: Conn, item: Incoming) -> Ack:
 
 
 def store_deliveries(store: Store, items: list[Incoming]) -> list[Ack]:
-    """Store the deliveries' rows with one INSERT (`Database.insert_new`: on PostgreSQL one round trip), their
-    meaning left for `process_pending`; a delivery id seen before, or earlier in `items`, is a duplicate."""
-    rows = [_row(item) for item in items]
+    """Store the deliveries' rows with one INSERT, their meaning left for `process_pending`; a delivery id seen
+    before, or earlier in `items`, is a duplicate."""
+    with store.transaction() as conn:
+        return _stored_once(store, conn, items, lambda fresh: [_stored(i.decision, _work(i.decision)) for i in fresh])
+
+
+def apply_together(store: Store, conn: Conn, items: list[Incoming]) -> list[Ack]:
+    """Store the deliveries and what they mean, in the caller's transaction: one INSERT for their rows, and a burst
+    of triggers queued together (`WorkQueue.enqueue_many`: a few statements for all of them); anything else is
+    applied one delivery after the other, in order. A delivery id seen before, or earlier in `items`, is a duplicate."""
+    return _stored_once(store, conn, items, lambda fresh: _meanings(store, conn, fresh), applied=True)
+
+
+def _stored_once(
+    store: Store,
+    conn: Conn,
+    items: list[Incoming],
+    acks_for: Callable[[list[Incoming]], list[Ack]],
+    *,
+    applied: bool = False,
+) -> list[Ack]:
+    """Insert the rows of the deliveries not stored yet (the first copy of each id); their acks from `acks_for`."""
+    rows = [_row(item, applied=applied) for item in items]
     first = {row[0]: row for row in reversed(rows)}  # the first copy of each delivery id in the batch
-    inserted = store.db.insert_new("deliveries", _COLUMNS, list(first.values()))
-    acks: list[Ack] = []
-    for item, row in zip(items, rows):
+    inserted = store.db.insert_new(conn, "deliveries", _COLUMNS, list(first.values()))
+    fresh: list[int] = []
+    for n, row in enumerate(rows):
         if row[0] in inserted:
             inserted.discard(row[0])  # a second copy in this batch is the duplicate
-            acks.append(_stored(item.decision, row[7]))
+            fresh.append(n)
+    acks = [_DUPLICATE] * len(items)
+    for n, ack in zip(fresh, acks_for([items[n] for n in fresh])):
+        acks[n] = ack
+    return acks
+
+
+def _meanings(store: Store, conn: Conn, items: list[Incoming]) -> list[Ack]:
+    """What each delivery means, applied in order; when none cancels or changes an installation, the triggers are
+    queued together (their order between different issues does not matter)."""
+    if any(isinstance(item.decision, InstallationChange | LabelRemoved) for item in items):
+        return [_apply_meaning(store, conn, item.decision, item.received_at) for item in items]
+    triggers = [(item.decision.trigger, item.received_at) for item in items if isinstance(item.decision, Triggered)]
+    queued = iter(store.work.enqueue_many(conn, triggers))
+    acks = []
+    for item in items:
+        if isinstance(item.decision, Triggered):
+            job_id, outcome = next(queued)
+            acks.append(Ack(outcome, job_id=job_id))
         else:
-            acks.append(_DUPLICATE)
+            acks.append(Ack(item.decision.outcome, getattr(item.decision, "reason", "")))
     return acks
 
 
@@ -193,7 +232,9 @@ def _apply_all(store: Store, items: list[Incoming], *, defer: bool) -> list[Ack]
     if defer:
         return store_deliveries(store, items)
     with store.transaction() as conn:
-        return [apply_delivery(store, conn, item) for item in items]
+        if len(items) == 1:  # alone, a delivery whose meaning fails is still stored, for `process_pending`
+            return [apply_delivery(store, conn, items[0])]
+        return apply_together(store, conn, items)
 
 
 def apply_batch(store: Store, items: list[Incoming], *, defer: bool = False) -> list[Ack | Exception]:

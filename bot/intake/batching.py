@@ -2,9 +2,9 @@
 (on SQLite) and answered together once they are.
 
 The event loop only gathers: the deliveries its tasks submit in one pass of the loop are handed, in one
-piece, to the committer thread, which stores them (`apply_batch`: one INSERT for their rows, one
-round trip on PostgreSQL), fsyncs SQLite's WAL where the commit itself did not (`WalFile`), and then
-answers each request on its loop. Whatever arrives while it does so is the next batch. The loop never
+piece, to the committer thread, which stores them with what they mean (`apply_batch`: one INSERT for their
+rows and, for a burst of triggers, one each for their jobs, triggers and history), fsyncs SQLite's WAL
+where the commit itself did not (`WalFile`), and then answers each request on its loop. Whatever arrives while it does so is the next batch. The loop never
 waits on the store: not on a commit, a lock, an fsync or a round trip to PostgreSQL; SQLite and psycopg
 release the interpreter lock while they write or wait, so that work overlaps the loop's reading and
 verifying the next requests.
@@ -37,9 +37,9 @@ SYNC_TIMEOUT = 10.0
 
 
 class GroupCommit:
-    """`submit` returns once the delivery is committed (and its WAL fsynced). A batch of one, with nothing left
-    unprocessed, is applied at once (its answer names the job); otherwise only the deliveries' rows are
-    committed and `bot.intake.processing` applies them."""
+    """`submit` returns once the delivery is committed (and its WAL fsynced) with its job: the answer names it.
+    While deliveries stored earlier are still unprocessed (one whose meaning failed, or a crash's), only the
+    deliveries' rows are committed, and `bot.intake.processing` applies them in order."""
 
     def __init__(
         self,
@@ -125,8 +125,8 @@ class GroupCommit:
     def _store_batch(self, batch: list[Waiting]) -> list[Ack | Exception]:
         try:
             with self.write_lock:
-                # Earlier deliveries are processed first; a burst is answered first.
-                defer = self.activity.unprocessed or len(batch) > 1
+                # Deliveries stored earlier and not processed yet (one whose meaning failed, or a crash's) go first.
+                defer = self.activity.unprocessed
                 self.store.db.prepare_writer()
                 results: list[Ack | Exception] = apply_batch(self.store, [w.item for w in batch], defer=defer)
         except StoreUnavailable as exc:

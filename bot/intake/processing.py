@@ -1,9 +1,10 @@
-"""Applying what stored deliveries mean, after a burst: the intake writer's processing thread.
+"""Applying what stored deliveries mean, after the fact: the intake writer's processing thread.
 
-Under load only a delivery's row is committed before its answer; its job, trigger and history rows are
-made here once no delivery is waiting for its answer and none has arrived for QUIET_BEFORE_PROCESSING,
-in batches (`process_pending`): processing does not compete with a burst for the write lock or the CPU,
-but for one batch each MAX_DEFERRAL under a load that never lets up.
+A delivery's meaning is applied with its commit; what is left unprocessed (a delivery whose meaning failed,
+those stored after it meanwhile, what a crash or another process left) is applied here once no delivery
+is waiting for its answer and none has arrived for QUIET_BEFORE_PROCESSING, in batches
+(`process_pending`): processing does not compete with a burst for the write lock or the CPU, but for one
+batch each MAX_DEFERRAL under a load that never lets up.
 """
 
 from __future__ import annotations

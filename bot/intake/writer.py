@@ -1,13 +1,13 @@
-"""Storing deliveries: one transaction and one fsync per batch (group commit), their meaning applied after.
+"""Storing deliveries: one transaction and one fsync per batch (group commit), with what they mean.
 
 Every delivery in a batch is committed (and, on SQLite, the WAL fsynced) before any of them is
 acknowledged, so a 202 always means "on disk". Batching amortises the commit over the requests that
 arrived meanwhile, and takes it off the event loop (`bot.intake.batching`).
 
 What a delivery means (its job, trigger and history rows, or an installation change) is applied in
-the same transaction when the writer is idle (a lone delivery: the answer then names the job). Under
-load (several deliveries in one batch, or older ones still unprocessed) only the delivery row, with
-its decision, is committed before the answer (`accepted`); its meaning is applied once it is quiet
+the same transaction, a burst of triggers together (`apply_together`), so the answer names the job. A
+delivery whose meaning cannot be applied is stored all the same, marked unprocessed (`accepted`); while
+any is, later deliveries are stored the same way, so that they are applied in order once it is quiet
 (`bot.intake.processing`), each batch in a transaction that also marks the deliveries processed: a
 crash in between loses nothing (the next start applies it) and two processes sharing the database
 never both apply one (each transaction holds the write lock and re-checks the mark).

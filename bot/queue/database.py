@@ -85,22 +85,33 @@ class Database(ABC):
     def before_migrations(self, conn: Conn) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
         """Bring a database made before migrations were versioned to their first version."""
 
-    def insert_new(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> set[object]:
-        """Insert, with one INSERT in a transaction of its own, the rows whose key (their first column) is not in
+    def insert_new(
+        self, conn: Conn, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]
+    ) -> set[object]:
+        """Insert, with one INSERT in the caller's transaction, the rows whose key (their first column) is not in
         `table` yet; returns the keys inserted. `rows` must not repeat a key.
 
-        Here the keys present are read first, in the same transaction (exact where that holds the write lock, as
+        Here the keys present are read first (exact where the transaction holds the write lock from its start, as
         on SQLite), rather than RETURNed: SQLite hands RETURNING rows back one step at a time, and each step
         gives the interpreter lock away and waits for the busy event loop to give it back (up to 5 ms each).
         """
         keys = [row[0] for row in rows]
-        with self.transaction() as conn:
-            sql = f"SELECT {columns[0]} FROM {table} WHERE {columns[0]} IN ({marks(keys)})"
-            present = {row[0] for row in conn.execute(sql, keys).fetchall()}
-            new = [row for row in rows if row[0] not in present]
-            if new:
-                conn.execute(insert_sql(table, columns, len(new)), [value for row in new for value in row])
+        sql = f"SELECT {columns[0]} FROM {table} WHERE {columns[0]} IN ({marks(keys)})"
+        present = {row[0] for row in conn.execute(sql, keys).fetchall()}
+        new = [row for row in rows if row[0] not in present]
+        if new:
+            conn.execute(insert_sql(table, columns, len(new)), [value for row in new for value in row])
         return {row[0] for row in new}
+
+    def insert_ids(self, conn: Conn, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[int]:
+        """Insert the rows with one INSERT in the caller's transaction; their new ids (`id`), in order.
+
+        SQLite numbers a statement's new rows one after another from the table's largest rowid (no other writer
+        runs inside the transaction), so the last one tells them all: one step, not one per row (see `insert_new`).
+        """
+        conn.execute(values_sql(table, columns, len(rows)), [value for row in rows for value in row])
+        last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+        return list(range(last - len(rows) + 1, last + 1))
 
     def prepare_writer(self) -> None:  # noqa: B027 - a hook: what one database needs, the other does without
         """Configure the intake writer's connection on this thread."""
@@ -128,13 +139,15 @@ def marks(values: Sequence[object]) -> str:
     return ",".join("?" for _ in values)
 
 
+def values_sql(table: str, columns: Sequence[str], count: int) -> str:
+    """INSERT of `count` rows of `columns`."""
+    row = f"({', '.join('?' for _ in columns)})"
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row] * count)}"
+
+
 def insert_sql(table: str, columns: Sequence[str], count: int) -> str:
     """INSERT of `count` rows of `columns`, a row whose key (the first column) is taken skipped."""
-    row = f"({', '.join('?' for _ in columns)})"
-    return (
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row] * count)} "
-        f"ON CONFLICT ({columns[0]}) DO NOTHING"
-    )
+    return f"{values_sql(table, columns, count)} ON CONFLICT ({columns[0]}) DO NOTHING"
 
 
 def is_database_error(exc: BaseException) -> bool:

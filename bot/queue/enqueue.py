@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.queue.database import Conn, Database, marks
+from bot.queue.database import Conn, Database, marks, values_sql
 from bot.queue.history import History
 from bot.queue.models import PlanAnswer, Trigger
 from bot.queue.waiting import WaitingJobs
@@ -24,21 +24,33 @@ def _family(kind: str) -> str:
     return kind if kind in OWN_FAMILY_KINDS else "work"
 
 
+JOB_COLUMNS = ("repo", "number", "kind", "status", "installation_id", "available_at", "created_at", "updated_at")
+TRIGGER_COLUMNS = ("job_id", "delivery_id", "review_id", "data")
+COMPOUND_LIMIT = 200
+"""SELECTs joined in one statement at most (SQLite allows 500)."""
+
+
+def _job_row(trigger: Trigger, now: float) -> tuple[object, ...]:
+    return (trigger.repo, trigger.number, trigger.kind, QUEUED, trigger.installation_id, now, now, now)
+
+
+def _trigger_row(job_id: int, trigger: Trigger) -> tuple[object, ...]:
+    return (job_id, trigger.delivery_id, trigger.review_id, trigger.model_dump_json())
+
+
 def insert_job(db: Database, conn: Conn, trigger: Trigger, now: float) -> int:
-    row = conn.execute(
-        "INSERT INTO jobs (repo, number, kind, status, installation_id, available_at, created_at, updated_at) "
-        f"VALUES (?, ?, ?, '{QUEUED}', ?, ?, ?, ?) RETURNING id",
-        (trigger.repo, trigger.number, trigger.kind, trigger.installation_id, now, now, now),
-    ).fetchone()
+    [job_id] = db.insert_ids(conn, "jobs", JOB_COLUMNS, [_job_row(trigger, now)])
     db.notify_work(conn)
-    return int(row[0])
+    return job_id
 
 
 def attach_trigger(conn: Conn, job_id: int, trigger: Trigger) -> None:
-    conn.execute(
-        "INSERT INTO triggers (job_id, delivery_id, review_id, data) VALUES (?, ?, ?, ?)",
-        (job_id, trigger.delivery_id, trigger.review_id, trigger.model_dump_json()),
-    )
+    conn.execute(values_sql("triggers", TRIGGER_COLUMNS, 1), _trigger_row(job_id, trigger))
+
+
+def _queued(trigger: Trigger) -> dict[str, Any]:
+    """The `queued` event's data."""
+    return {"kind": trigger.kind, "sender": trigger.sender, "delivery": trigger.delivery_id}
 
 
 class WorkQueue:
@@ -82,21 +94,57 @@ class WorkQueue:
         if existing is not None:
             job_id = int(existing[0])
             attach_trigger(conn, job_id, trigger)
-            self.history.add(
-                conn,
-                job_id,
-                "merged",
-                {"kind": trigger.kind, "sender": trigger.sender, "delivery": trigger.delivery_id},
-            )
+            self.history.add(conn, job_id, "merged", _queued(trigger))
             return job_id, "merged"
         job_id = insert_job(self.db, conn, trigger, now)
         attach_trigger(conn, job_id, trigger)
-        data: dict[str, Any] = {"kind": trigger.kind, "sender": trigger.sender, "delivery": trigger.delivery_id}
+        data = _queued(trigger)
         running = [int(row[0]) for row in active if row[1] == RUNNING]
         if running:
             data["follow_up_of"] = running[0]
         self.history.add(conn, job_id, QUEUED, data)
         return job_id, QUEUED
+
+    def enqueue_many(self, conn: Conn, triggers: Sequence[tuple[Trigger, float]]) -> list[tuple[int, str]]:
+        """`enqueue` for each (trigger, time received), in order, in a few statements for a burst of triggers each for
+        an issue or PR of its own: those whose target has no active job open their jobs together (one INSERT each for
+        the jobs, their triggers and their history); any other goes through `enqueue`."""
+        plain = [t for t, _ in triggers if t.kind not in COMMAND_KINDS and t.review_id is None]
+        targets = sorted({(t.repo, t.number) for t in plain})
+        if len(triggers) < 2 or len(plain) < len(triggers) or len(targets) < len(plain):
+            return [self.enqueue(conn, trigger, now) for trigger, now in triggers]
+        self.db.lock(conn, *(f"target {repo}#{number}" for repo, number in targets))
+        busy = self._active_targets(conn, targets)
+        fresh = [(trigger, now) for trigger, now in triggers if (trigger.repo, trigger.number) not in busy]
+        opened: dict[tuple[str, int], int] = {}
+        if fresh:
+            ids = self.db.insert_ids(conn, "jobs", JOB_COLUMNS, [_job_row(trigger, now) for trigger, now in fresh])
+            opened = {(trigger.repo, trigger.number): job_id for (trigger, _), job_id in zip(fresh, ids)}
+            rows = [_trigger_row(job_id, trigger) for (trigger, _), job_id in zip(fresh, ids)]
+            conn.execute(values_sql("triggers", TRIGGER_COLUMNS, len(rows)), [v for row in rows for v in row])
+            self.history.add_many(
+                conn, [(job_id, QUEUED, _queued(trigger)) for (trigger, _), job_id in zip(fresh, ids)]
+            )
+            self.db.notify_work(conn)
+        return [
+            (opened[(trigger.repo, trigger.number)], QUEUED)
+            if (trigger.repo, trigger.number) in opened
+            else self.enqueue(conn, trigger, now)
+            for trigger, now in triggers
+        ]
+
+    def _active_targets(self, conn: Conn, targets: list[tuple[str, int]]) -> set[tuple[str, int]]:
+        """The targets with an active work job. One SELECT per target joined by UNION ALL, each searching the
+        (repo, number, status) index: ORed targets made SQLite's planner scan every queued job instead."""
+        one = f"SELECT repo, number FROM jobs WHERE repo = ? AND number = ? AND status IN ({marks(ACTIVE)}) AND kind IN ({marks(WORK_KINDS)})"
+        busy: set[tuple[str, int]] = set()
+        for start in range(0, len(targets), COMPOUND_LIMIT):
+            chunk = targets[start : start + COMPOUND_LIMIT]
+            params = [value for repo, number in chunk for value in (repo, number, *ACTIVE, *WORK_KINDS)]
+            busy.update(
+                (repo, int(number)) for repo, number in conn.execute(" UNION ALL ".join([one] * len(chunk)), params)
+            )
+        return busy
 
     def cancel_where(self, conn: Conn, where: str, params: Sequence[object], reason: str) -> list[int]:
         """Cancel queued and waiting work jobs at once and ask running ones to stop at their next checkpoint."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.queue.database import Conn, Database
+from bot.queue.database import Conn, Database, values_sql
 
 
 class History:
@@ -20,6 +20,14 @@ class History:
         conn.execute(
             "INSERT INTO events (job_id, at, event, data) VALUES (?, ?, ?, ?)",
             (job_id, self.clock(), event, json.dumps(data, default=str)),
+        )
+
+    def add_many(self, conn: Conn, events: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
+        """`add` for each (job id, event, data), with one INSERT."""
+        now = self.clock()
+        rows = [(job_id, now, event, json.dumps(data, default=str)) for job_id, event, data in events]
+        conn.execute(
+            values_sql("events", ("job_id", "at", "event", "data"), len(rows)), [v for row in rows for v in row]
         )
 
     def record(self, job_id: int, event: str, data: dict[str, Any]) -> None:

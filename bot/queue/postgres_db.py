@@ -19,7 +19,7 @@ import psycopg_pool
 from psycopg import pq
 
 from bot.errors import ConfigError, StoreUnavailable
-from bot.queue.database import Conn, Cursor, Database, insert_sql
+from bot.queue.database import Conn, Cursor, Database, insert_sql, values_sql
 
 log = logging.getLogger(__name__)
 
@@ -135,20 +135,31 @@ class PostgresDatabase(Database):
         with self._connection() as raw:
             yield PgConn(raw)
 
-    def insert_new(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> set[object]:
-        """One statement outside a transaction, committed (durably) when it returns: one round trip. Exact even
-        with other intakes inserting the same keys at once (ON CONFLICT waits for theirs)."""
+    def insert_new(
+        self, conn: Conn, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]
+    ) -> set[object]:
+        """One statement: exact even with other intakes inserting the same keys at once (ON CONFLICT waits for
+        theirs)."""
         sql = f"{insert_sql(table, columns, len(rows))} RETURNING {columns[0]}"
-        with self._connection() as raw:
-            cursor = PgConn(raw).execute(sql, [value for row in rows for value in row])
-            return {row[0] for row in cursor.fetchall()}
+        return {row[0] for row in conn.execute(sql, [value for row in rows for value in row]).fetchall()}
+
+    def insert_ids(self, conn: Conn, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[int]:
+        """One statement; the sequence numbers the rows of an INSERT … VALUES in their order, so sorted ids are
+        theirs in order."""
+        cursor = conn.execute(
+            f"{values_sql(table, columns, len(rows))} RETURNING id", [value for row in rows for value in row]
+        )
+        return sorted(int(found[0]) for found in cursor.fetchall())
 
     def run_script(self, conn: Conn, sql: str) -> None:
         conn.execute(sql)  # no parameters: psycopg sends the statements as one simple query
 
     def lock(self, conn: Conn, *keys: str) -> None:
-        for key in keys:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+        """One round trip, the keys locked in the order given (callers keep one order, so no two deadlock)."""
+        if keys:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(?::text[]) AS k", (list(keys),)
+            )
 
     def notify_work(self, conn: Conn) -> None:
         conn.execute(f"NOTIFY {CHANNEL}")

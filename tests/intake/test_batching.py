@@ -5,6 +5,7 @@ under load has stored every delivery it acknowledged, once."""
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -19,14 +20,16 @@ import pytest
 
 from bot.errors import StoreUnavailable
 from bot.intake.activity import Activity
-from bot.intake.apply import Ack, apply_batch
+from bot.intake.apply import Ack, Incoming, apply_batch
 from bot.intake.batching import GroupCommit
+from bot.intake.events import Event
 from bot.intake.processing import DeferredProcessing
+from bot.intake.triggers import decide
 from bot.intake.wal_file import WalFile
 from bot.intake.writer import IntakeWriter
 from bot.queue.store import Store
 from tests.support.service import wait_until
-from tests.support.webhooks import incoming
+from tests.support.webhooks import incoming, unlabeled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,9 +104,12 @@ def test_deliveries_arriving_together_share_one_commit_and_fsync_and_are_answere
 
     with group_commit(store, sync) as batches:
         acks = asyncio.run(submit_while_the_disk_is_slow(batches))
-    assert [a.outcome for a in acks] == ["accepted"] * 30 + ["duplicate"]
+    # Stored with their jobs in that one commit: each answer names its job, and nothing is left for after the burst.
+    assert [a.outcome for a in acks] == ["queued"] * 30 + ["duplicate"]
+    assert len({a.job_id for a in acks[:30]}) == 30 and acks[4].job_id is not None
     assert sync.calls == 1
-    assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 30
+    assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 0
+    assert count(store, "SELECT COUNT(*) FROM jobs") == count(store, "SELECT COUNT(*) FROM triggers") == 30
 
 
 def test_the_loop_never_waits_on_the_stores_lock(sqlite_store):
@@ -125,7 +131,7 @@ def test_the_loop_never_waits_on_the_stores_lock(sqlite_store):
     with group_commit(store, lock=lock) as batches:
         waited, acks = asyncio.run(submit_while_the_lock_is_held(batches))
     assert waited < 0.5, f"the loop was held {waited:.2f} s"
-    assert [a.outcome for a in acks] == ["accepted"] * 3
+    assert [a.outcome for a in acks] == ["queued"] * 3
 
 
 def test_deliveries_arriving_while_a_batch_is_stored_are_the_next_batch(sqlite_store):
@@ -142,7 +148,7 @@ def test_deliveries_arriving_while_a_batch_is_stored_are_the_next_batch(sqlite_s
 
     with group_commit(store, sync) as batches:
         first, second = asyncio.run(asyncio.wait_for(two_waves(batches), timeout=10))
-    assert [a.outcome for a in first + second] == ["accepted"] * 20
+    assert [a.outcome for a in first + second] == ["queued"] * 20
     assert sync.calls == 2
 
 
@@ -207,7 +213,7 @@ def test_processing_mid_burst_leaves_copying_the_wal_to_the_checkpoint_thread(sq
 
 UNDER_LOAD = """
 import asyncio, sys
-from tests.support.webhooks import incoming
+from tests.support.webhooks import incoming, unlabeled
 from bot.intake.writer import IntakeWriter
 from bot.queue.store import Store
 
@@ -254,3 +260,55 @@ def test_a_process_killed_under_load_has_stored_every_delivery_it_acknowledged_o
     restarted.stop()
     assert count(store, "SELECT COUNT(*) FROM jobs") == len(stored)  # one job per stored delivery, none twice
     assert count(store, "SELECT COUNT(DISTINCT delivery_id) FROM triggers") == len(stored)
+
+
+def test_a_burst_of_triggers_is_stored_with_its_jobs_in_a_handful_of_statements(sqlite_store):
+    """Each statement the committer runs gives the interpreter lock to the busy event loop and waits to get it back,
+    so a burst's jobs, triggers and history are one INSERT each, not a few statements per delivery."""
+    store, statements = sqlite_store, []
+    store.db.connection().set_trace_callback(statements.append)
+    acks = apply_batch(store, [incoming(n, f"delivery-{n}") for n in range(1, 101)])
+    assert [a.outcome for a in acks] == ["queued"] * 100
+    assert len(statements) <= 12, statements
+    assert count(store, "SELECT COUNT(*) FROM jobs") == count(store, "SELECT COUNT(*) FROM triggers") == 100
+    assert count(store, "SELECT COUNT(*) FROM events WHERE event = 'queued'") == 100
+
+
+def test_a_burst_merges_into_an_issue_s_active_job_and_queues_the_others_in_order(store):
+    [first] = apply_batch(store, [incoming(1, "first")])
+    acks = apply_batch(
+        store, [incoming(2, "two"), incoming(1, "one-again"), incoming(3, "three"), incoming(2, "two-b")]
+    )
+    assert [a.outcome for a in acks] == ["queued", "merged", "queued", "merged"]
+    assert acks[1].job_id == first.job_id and acks[3].job_id == acks[0].job_id
+    triggers = {job.number: sorted(t.delivery_id for t in job.triggers) for job in store.jobs.newest(None, 10)}
+    assert triggers == {1: ["first", "one-again"], 2: ["two", "two-b"], 3: ["three"]}
+    queued = {e.data["delivery"] for job in store.jobs.newest(None, 10) for e in job.events if e.event == "queued"}
+    assert queued == {"first", "two", "three"}
+
+
+def test_a_label_removed_in_the_same_burst_is_applied_after_the_trigger_before_it_and_not_before(store):
+    def removed(number: int, delivery: str) -> Incoming:
+        payload = unlabeled(number)
+        event = Event("issues", delivery, payload)
+        return Incoming(event, json.dumps(payload).encode(), decide(event, trigger_label="ai-fix", bot_login="b"), 1.0)
+
+    acks = apply_batch(
+        store, [incoming(5, "label-5"), removed(5, "unlabel-5"), removed(6, "unlabel-6"), incoming(6, "label-6")]
+    )
+    assert [a.outcome for a in acks] == ["queued", "label_removed", "label_removed", "queued"]
+    status = {job.number: job.status for job in store.jobs.newest(None, 10)}
+    assert status == {5: "cancelled", 6: "queued"}
+
+
+def test_a_burst_looks_its_targets_up_by_the_target_index_not_through_every_queued_job(sqlite_store):
+    """Every job a burst makes stays queued until a worker takes it: looking targets up through the status index would
+    walk all of them for every batch, and the intake would slow down as its queue grew."""
+    store, statements = sqlite_store, []
+    apply_batch(store, [incoming(n, f"earlier-{n}") for n in range(1, 201)])
+    store.db.connection().set_trace_callback(statements.append)
+    apply_batch(store, [incoming(n, f"delivery-{n}") for n in range(1001, 1051)])
+    store.db.connection().set_trace_callback(None)
+    [lookup] = [s for s in statements if s.startswith("SELECT repo, number FROM jobs")]
+    plan = " ".join(str(row[3]) for row in store.db.connection().execute(f"EXPLAIN QUERY PLAN {lookup}"))
+    assert "jobs_by_target" in plan and "jobs_by_status" not in plan, plan

@@ -57,10 +57,11 @@ def test_deliveries_submitted_together_are_stored_acknowledged_then_processed_on
     writer.start()
     try:
         acks = asyncio.run(submit_all(writer))
-        # A batch of several is acknowledged once its deliveries are committed; their jobs follow when it is quiet.
-        assert [a.outcome for a in acks] == ["accepted"] * 20 + ["duplicate"]
+        # A batch of several is acknowledged once its deliveries are committed with their jobs: the answers name them.
+        assert [a.outcome for a in acks] == ["queued"] * 20 + ["duplicate"]
         assert count(store, "SELECT COUNT(*) FROM deliveries") == 20
-        wait_until(lambda: count(store, "SELECT COUNT(*) FROM jobs") == 20)
+        assert count(store, "SELECT COUNT(*) FROM jobs") == 20
+        assert {a.job_id for a in acks[:20]} == {job.id for job in store.jobs.newest(None, 100)}
         assert count(store, "SELECT COUNT(*) FROM deliveries WHERE processed = 0") == 0
         # A lone delivery when nothing waits is applied in its own transaction: the answer names its job.
         lone = asyncio.run(asyncio.wait_for(writer.submit(incoming(21, "delivery-21")), timeout=10))

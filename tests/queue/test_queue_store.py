@@ -194,8 +194,10 @@ def test_an_idle_worker_on_postgresql_wakes_on_the_enqueue_not_the_poll(postgres
 
 def test_insert_new_inserts_the_rows_whose_key_is_new_and_says_which(store):
     columns = ("id", "checked_at")
-    assert store.db.insert_new("health", columns, [(1, 1.0), (2, 2.0)]) == {1, 2}
-    assert store.db.insert_new("health", columns, [(2, 9.0), (3, 3.0)]) == {3}  # 2 was there: left as it was
+    with store.transaction() as conn:
+        assert store.db.insert_new(conn, "health", columns, [(1, 1.0), (2, 2.0)]) == {1, 2}
+    with store.transaction() as conn:
+        assert store.db.insert_new(conn, "health", columns, [(2, 9.0), (3, 3.0)]) == {3}  # 2 was there: left as it was
     with store.reading() as conn:
         rows = conn.execute("SELECT id, checked_at FROM health ORDER BY id").fetchall()
     assert [tuple(r) for r in rows] == [(1, 1.0), (2, 2.0), (3, 3.0)]

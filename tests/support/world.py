@@ -165,11 +165,14 @@ class World:
     def pull(self, number: int) -> dict[str, Any]:
         return self.github.pulls[(REPO, number)]
 
-    def labelled(self, number: int, title: str, body: str) -> dict[str, Any]:
+    def labelled(self, number: int, title: str, body: str, repo: str = REPO) -> dict[str, Any]:
         """An issue by SENDER labelled `ai-fix` on the fake GitHub, and the `issues.labeled` delivery for it."""
-        self.github.add_issue(REPO, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
+        self.github.add_issue(repo, number, title=title, body=body, author=SENDER, labels=("ai-fix",))
         payload = labeled(number, sender=SENDER)
         payload["issue"].update(title=title, body=body)
+        owner, name = repo.split("/")
+        payload["repository"].update(full_name=repo, name=name)
+        payload["repository"]["owner"].update(login=owner)
         return payload
 
     def assert_clean(self) -> None:
@@ -254,11 +257,14 @@ def start_world(
     public: bool = False,
     extra_config: str = "",
     github: type[PullsGitHub] = PullsGitHub,
+    remote: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> World:
     """`model`: the model the sample repository's `.github/ai-fix.yml` names (both `name` and `small`), with
     `extra_config` appended; `public`: the service knows its own address (AIFIX_PUBLIC_URL), so it posts signed
-    run-viewer links; `github`: the fake GitHub's class (`tests.support.fake_ci.CiGitHub` adds the project's CI)."""
-    bare = make_remote(root, model, extra_config)
+    run-viewer links; `github`: the fake GitHub's class (`tests.support.fake_ci.CiGitHub` adds the project's CI);
+    `remote`: a bare repository to serve as REPO instead of the sample's; `env`: more of the service's environment."""
+    bare = remote or make_remote(root, model, extra_config)
     fake = make_github(bare, app_id=4343, kind=github)
     github_url = stack.enter_context(serve(fake.asgi()))
     fake.served_at = github_url + "/"
@@ -272,6 +278,7 @@ def start_world(
         **{k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")},
         **service_env(root, fake, github_url + "/", model_url, chat_url),
         **({"AIFIX_PUBLIC_URL": f"http://127.0.0.1:{port}"} if public else {}),
+        **(env or {}),
     }
     command = [str(Path(sys.executable).with_name("ai-fix")), "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:
