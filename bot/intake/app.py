@@ -30,6 +30,7 @@ from bot.queue.store import Store
 from bot.secrets import held_secrets
 from bot.settings import Settings
 from bot.viewer.links import admin_ok
+from bot.viewer.pages import Pages
 from bot.viewer.routes import run_routes
 from bot.vocabulary import JobStatus
 
@@ -61,6 +62,74 @@ def _ci_counts(store: Store) -> CiCounts:
     )
 
 
+def _authorized(request: Request) -> Response | None:
+    """None when the request carries the admin token; else the answer (the endpoint off, or the token wanted)."""
+    admin: str = request.app.state.admin
+    if not admin:
+        return JSONResponse({"error": "disabled: set AIFIX_ADMIN_TOKEN to enable this endpoint"}, status_code=404)
+    if not admin_ok(request.headers.get("authorization", ""), admin):
+        return JSONResponse({"error": "send Authorization: Bearer $AIFIX_ADMIN_TOKEN"}, status_code=401)
+    return None
+
+
+async def healthz(request: Request) -> Response:
+    state = request.app.state
+    await run_in_threadpool(state.writer.check_write)
+    backlog = await run_in_threadpool(delivery_backlog, state.store)
+    if backlog:
+        error = (
+            f"{backlog} stored deliveries are still not processed {BACKLOG_SECONDS:g} s after they arrived; "
+            "the log says why"
+        )
+        return JSONResponse({"ok": False, "error": error}, status_code=503)
+    return JSONResponse({"ok": True})
+
+
+async def tasks(request: Request) -> Response:
+    if (refused := _authorized(request)) is not None:
+        return refused
+    status = request.query_params.get("status") or None
+    if status is not None and status not in get_args(JobStatus):
+        return JSONResponse({"error": f"status must be one of {', '.join(get_args(JobStatus))}"}, status_code=400)
+    limit_text = request.query_params.get("limit", "50")
+    if not _LIMIT.fullmatch(limit_text) or not 1 <= int(limit_text) <= 1000:
+        return JSONResponse({"error": "limit must be a number from 1 to 1000"}, status_code=400)
+    jobs = await run_in_threadpool(request.app.state.store.jobs.newest, status, int(limit_text))
+    return JSONResponse({"tasks": [_task_json(job, full=False) for job in jobs]})
+
+
+async def task(request: Request) -> Response:
+    if (refused := _authorized(request)) is not None:
+        return refused
+    task_id = request.path_params["task_id"]
+    if not _TASK_ID.fullmatch(task_id):
+        return JSONResponse({"error": "no such task"}, status_code=404)
+    job = await run_in_threadpool(request.app.state.store.jobs.get, int(task_id))
+    if job is None:
+        return JSONResponse({"error": "no such task"}, status_code=404)
+    return JSONResponse(_task_json(job, full=True))
+
+
+async def metrics_endpoint(request: Request) -> Response:
+    if (refused := _authorized(request)) is not None:
+        return refused
+    store = request.app.state.store
+    jobs = await run_in_threadpool(job_counts, store)
+    figures = await run_in_threadpool(queue_figures, store)
+    ci = await run_in_threadpool(_ci_counts, store)
+    return PlainTextResponse(
+        request.app.state.metrics.render(jobs, figures, ci), media_type="text/plain; version=0.0.4"
+    )
+
+
+async def store_unavailable(request: Request, exc: Exception) -> Response:
+    """The one answer to a job store that does not answer: 503, as a page for the run viewer, else as JSON."""
+    if request.url.path.startswith("/runs"):
+        page: Response = request.app.state.pages.message(request, 503, "The job store does not answer", str(exc))
+        return page
+    return JSONResponse({"ok": False, "error": str(exc)}, status_code=503)
+
+
 def create_app(
     settings: Settings,
     *,
@@ -80,67 +149,6 @@ def create_app(
     metrics = Metrics()
     writer = IntakeWriter(store)
 
-    async def healthz(request: Request) -> Response:
-        try:
-            await run_in_threadpool(writer.check_write)
-            backlog = await run_in_threadpool(delivery_backlog, store)
-        except StoreUnavailable as exc:
-            return JSONResponse({"ok": False, "error": str(exc)}, status_code=503)
-        if backlog:
-            error = (
-                f"{backlog} stored deliveries are still not processed {BACKLOG_SECONDS:g} s after they arrived; "
-                "the log says why"
-            )
-            return JSONResponse({"ok": False, "error": error}, status_code=503)
-        return JSONResponse({"ok": True})
-
-    def authorized(request: Request) -> Response | None:
-        if not admin:
-            return JSONResponse({"error": "disabled: set AIFIX_ADMIN_TOKEN to enable this endpoint"}, status_code=404)
-        if not admin_ok(request.headers.get("authorization", ""), admin):
-            return JSONResponse({"error": "send Authorization: Bearer $AIFIX_ADMIN_TOKEN"}, status_code=401)
-        return None
-
-    async def tasks(request: Request) -> Response:
-        if (refused := authorized(request)) is not None:
-            return refused
-        status = request.query_params.get("status") or None
-        if status is not None and status not in get_args(JobStatus):
-            return JSONResponse({"error": f"status must be one of {', '.join(get_args(JobStatus))}"}, status_code=400)
-        limit_text = request.query_params.get("limit", "50")
-        if not _LIMIT.fullmatch(limit_text) or not 1 <= int(limit_text) <= 1000:
-            return JSONResponse({"error": "limit must be a number from 1 to 1000"}, status_code=400)
-        try:
-            jobs = await run_in_threadpool(store.jobs.newest, status, int(limit_text))
-        except StoreUnavailable as exc:
-            return JSONResponse({"error": str(exc)}, status_code=503)
-        return JSONResponse({"tasks": [_task_json(job, full=False) for job in jobs]})
-
-    async def task(request: Request) -> Response:
-        if (refused := authorized(request)) is not None:
-            return refused
-        task_id = request.path_params["task_id"]
-        if not _TASK_ID.fullmatch(task_id):
-            return JSONResponse({"error": "no such task"}, status_code=404)
-        try:
-            job = await run_in_threadpool(store.jobs.get, int(task_id))
-        except StoreUnavailable as exc:
-            return JSONResponse({"error": str(exc)}, status_code=503)
-        if job is None:
-            return JSONResponse({"error": "no such task"}, status_code=404)
-        return JSONResponse(_task_json(job, full=True))
-
-    async def metrics_endpoint(request: Request) -> Response:
-        if (refused := authorized(request)) is not None:
-            return refused
-        try:
-            jobs = await run_in_threadpool(job_counts, store)
-            figures = await run_in_threadpool(queue_figures, store)
-            ci = await run_in_threadpool(_ci_counts, store)
-        except StoreUnavailable as exc:
-            return JSONResponse({"error": str(exc)}, status_code=503)
-        return PlainTextResponse(metrics.render(jobs, figures, ci), media_type="text/plain; version=0.0.4")
-
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await run_in_threadpool(store.init_schema)
@@ -154,6 +162,15 @@ def create_app(
             for service in services:
                 await run_in_threadpool(service.stop)
 
+    endpoint = WebhookEndpoint(
+        settings,
+        writer,
+        metrics,
+        bot_login=bot_login,
+        budget=BodyBudget(settings.body_budget_mb << 20),
+        max_body=max_body,
+    )
+    link_secret = settings.viewer_secret.get_secret_value() if settings.viewer_secret else ""
     app = Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
@@ -161,26 +178,13 @@ def create_app(
             Route("/tasks/{task_id}", task, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
             *run_routes(
-                store,
-                admin_token=admin,
-                link_secret=settings.viewer_secret.get_secret_value() if settings.viewer_secret else "",
-                secrets=held_secrets(settings),
-                closing=closing,
+                store, admin_token=admin, link_secret=link_secret, secrets=held_secrets(settings), closing=closing
             ),
         ],
-        middleware=[
-            Middleware(
-                WebhookFirst,
-                endpoint=WebhookEndpoint(
-                    settings,
-                    writer,
-                    metrics,
-                    bot_login=bot_login,
-                    budget=BodyBudget(settings.body_budget_mb << 20),
-                    max_body=max_body,
-                ),
-            )
-        ],
+        middleware=[Middleware(WebhookFirst, endpoint=endpoint)],
+        exception_handlers={StoreUnavailable: store_unavailable},
         lifespan=lifespan,
     )
+    app.state.store, app.state.writer, app.state.metrics, app.state.admin = store, writer, metrics, admin
+    app.state.pages = Pages()
     return app

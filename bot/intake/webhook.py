@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import orjson
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.errors import StoreUnavailable
 from bot.intake.apply import Incoming
@@ -26,10 +26,6 @@ from bot.settings import Settings
 from bot.vocabulary import UNVERIFIED_EVENT
 
 log = logging.getLogger(__name__)
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 MAX_BODY = 25 * 1024 * 1024
 """GitHub caps payloads at 25 MB; anything larger is not from GitHub."""
@@ -66,7 +62,7 @@ async def read_body(receive: Receive, declared: str, limit: int, held: Held) -> 
 class WebhookFirst:
     """ASGI middleware sending POST /webhook straight to the endpoint, past routing and exception layers."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], endpoint: WebhookEndpoint) -> None:
+    def __init__(self, app: ASGIApp, endpoint: WebhookEndpoint) -> None:
         self.app = app
         self.endpoint = endpoint
 

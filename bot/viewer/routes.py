@@ -23,7 +23,6 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from bot.errors import StoreUnavailable
 from bot.job.state import job_trace
 from bot.queue.models import Job
 from bot.queue.store import Store
@@ -164,18 +163,12 @@ def run_routes(
 
     async def job_or_answer(request: Request) -> Job | Response:
         job_id = int(request.path_params["job_id"])
-        try:
-            store_id = await run_in_threadpool(store.identity)
-        except StoreUnavailable as exc:
-            return pages.message(request, 503, "The job store does not answer", str(exc))
+        store_id = await run_in_threadpool(store.identity)  # StoreUnavailable: the app's one 503
         if (answer := refused(request, job_id, store_id)) is not None:
             return answer
         if job_id > MAX_JOB_ID:  # no store holds it (SQLite's and PostgreSQL's integers are 64-bit)
             return pages.message(request, 404, "No such run", f"There is no job {job_id}.")
-        try:
-            job = await run_in_threadpool(store.jobs.get, job_id)
-        except StoreUnavailable as exc:
-            return pages.message(request, 503, "The job store does not answer", str(exc))
+        job = await run_in_threadpool(store.jobs.get, job_id)
         return job if job is not None else pages.message(request, 404, "No such run", f"There is no job {job_id}.")
 
     async def run_page(request: Request) -> Response:
@@ -201,10 +194,7 @@ def run_routes(
         limit = q.get("limit", "100")
         if not limit.isdigit() or not 1 <= int(limit) <= 1000:
             return pages.message(request, 400, "Bad limit", "limit must be a number from 1 to 1000.")
-        try:
-            jobs = await run_in_threadpool(store.jobs.newest, status, int(limit), repo)
-        except StoreUnavailable as exc:
-            return pages.message(request, 503, "The job store does not answer", str(exc))
+        jobs = await run_in_threadpool(store.jobs.newest, status, int(limit), repo)
         context = {"jobs": jobs, "repo": repo or "", "status": status or "", "statuses": statuses}
         return pages.page(request, "runs.html", context)
 

@@ -116,11 +116,15 @@ def closed_within(socks: list[socket.socket], limit: float, *, trickle: bytes = 
 
 
 def answer_of(sock: socket.socket) -> bytes:
-    """What the server answered on `sock`, to the end of the connection."""
+    """What the server answered on `sock`, to the end of the connection (a server that closes while the client still
+    sends may end it with a reset once its answer is read: the answer is what counts)."""
     sock.settimeout(10)
     data = b""
-    while chunk := sock.recv(65536):
-        data += chunk
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
     return data
 
 
