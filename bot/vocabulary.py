@@ -76,6 +76,21 @@ change; `regression` (something must keep working), the checks passing with noth
 now failing, skipped or gone; `reviewer` (wording, docs, naming), a person reading the change."""
 CRITERION_KINDS: tuple[CriterionKind, ...] = get_args(CriterionKind)
 
+STORED: Final = "stored"
+IGNORED: Final = "ignored"
+PING: Final = "ping"
+DUPLICATE: Final = "duplicate"
+MERGED: Final = "merged"
+
+Enqueued = Literal["queued", "merged"]
+"""What became of a trigger: a new job `queued`, or `merged` into the active job of its issue or PR."""
+Meaning = Literal["ignored", "ping", "trigger", "installation", "label_removed"]
+"""What the intake decided a delivery means, before anything is stored (`bot.intake.triggers`)."""
+IntakeAnswer = Literal["ignored", "ping", "installation", "label_removed", "queued", "merged", "duplicate", "stored"]
+"""The webhook's answer word for a delivery it kept (`"outcome"` in its JSON): what it meant, or, for a trigger, what
+became of it (`queued` as a new job, `merged` into one), `duplicate` for a delivery id seen before, and `stored` for a
+delivery stored whose meaning is applied soon after (until 5 December 2026 that word was `accepted`)."""
+
 UNVERIFIED_EVENT: Final = "unverified"
 """The /metrics event label for deliveries whose signature was not checked or failed (not an outcome)."""
 

@@ -18,7 +18,7 @@ from bot.intake.triggers import Decision, InstallationChange, LabelRemoved, Trig
 from bot.queue.database import Conn, insert_sql, is_outage, savepoint
 from bot.queue.models import MAX_DELIVERY_FAILURES, Trigger
 from bot.queue.store import Store
-from bot.vocabulary import ACCEPTED
+from bot.vocabulary import DUPLICATE, STORED, IntakeAnswer
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +33,8 @@ class Incoming:
 
 @dataclass(frozen=True)
 class Ack:
-    outcome: str
-    """ping | ignored | installation | label_removed | queued | merged | duplicate, or accepted: stored, its meaning
-    applied soon after."""
+    outcome: IntakeAnswer
+    """What the delivery meant, or became (queued, merged); `stored`: stored, its meaning applied soon after."""
     reason: str = ""
     job_id: int | None = None
 
@@ -136,7 +135,7 @@ def _record_failure(conn: Conn, delivery_id: str, error: str) -> int:
 
 
 _COLUMNS = ("id", "event", "action", "outcome", "reason", "payload", "received_at", "work", "processed")
-_DUPLICATE = Ack("duplicate", "this delivery was received before")
+_DUPLICATE = Ack(DUPLICATE, "this delivery was received before")
 
 
 def _row(item: Incoming, *, applied: bool = False) -> tuple[object, ...]:
@@ -158,8 +157,10 @@ def _row(item: Incoming, *, applied: bool = False) -> tuple[object, ...]:
 
 
 def _stored(decision: Decision, work: object) -> Ack:
-    """The answer for a delivery stored and not applied yet: `accepted` if it has work left, else what it is."""
-    return Ack(decision.outcome, getattr(decision, "reason", "")) if work is None else Ack(ACCEPTED)
+    """The answer for a delivery stored and not applied yet: `stored` if it has work left, else what it means."""
+    if work is not None or isinstance(decision, Triggered):
+        return Ack(STORED)
+    return Ack(decision.outcome, getattr(decision, "reason", ""))
 
 
 def apply_delivery(store: Store, conn: Conn, item: Incoming) -> Ack:
@@ -168,7 +169,7 @@ def apply_delivery(store: Store, conn: Conn, item: Incoming) -> Ack:
     if conn.execute(insert_sql("deliveries", _COLUMNS, 1), row).rowcount == 0:
         return _DUPLICATE
     ack = _stored(item.decision, row[7])
-    if ack.outcome != ACCEPTED:
+    if ack.outcome != STORED:
         return ack
     # Applied now; if that fails, it is stored and left for the processor, which tries it again.
     return _process(store, conn, item.event.delivery_id, lambda: item.decision, item.received_at) or ack

@@ -28,7 +28,7 @@ from bot.intake.apply import Ack, Incoming, apply_batch
 from bot.intake.handoff import Handoff
 from bot.intake.wal_file import WalFile
 from bot.queue.store import Store
-from bot.vocabulary import ACCEPTED
+from bot.vocabulary import STORED
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ class GroupCommit:
         except Exception as exc:  # the committer must outlive a bug or a broken store: refuse (503), never hang
             log.exception("could not store %d deliveries", len(batch))
             results = [StoreUnavailable(f"could not store the delivery ({exc.__class__.__name__})")] * len(batch)
-        self.activity.committed(len(batch), deferred=any(isinstance(r, Ack) and r.outcome == ACCEPTED for r in results))
+        self.activity.committed(len(batch), deferred=any(isinstance(r, Ack) and r.outcome == STORED for r in results))
         return results
 
     def _durable(self, results: list[Ack | Exception]) -> list[Ack | Exception]:

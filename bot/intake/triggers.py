@@ -6,7 +6,7 @@ Permissions are read from GitHub by the worker, never here: the request path mus
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -17,24 +17,25 @@ from bot.intake.events import Event
 from bot.intake.shapes import Unusable, as_dict, items, text
 from bot.markers import is_login, opened_by_ai_fix, own_pull
 from bot.queue.models import GitHubId, IssueText, Login, RepoName, Trigger
+from bot.vocabulary import IGNORED, PING
 
 
 @dataclass(frozen=True)
 class Ignored:
     reason: str
-    outcome: str = "ignored"
+    outcome: Literal["ignored"] = IGNORED
 
 
 @dataclass(frozen=True)
 class Ping:
-    reason: str = "ping"
-    outcome: str = "ping"
+    reason: str = PING
+    outcome: Literal["ping"] = PING
 
 
 @dataclass(frozen=True)
 class Triggered:
     trigger: Trigger
-    outcome: str = "trigger"
+    outcome: Literal["trigger"] = "trigger"
 
 
 class InstallationChange(BaseModel):
@@ -46,7 +47,7 @@ class InstallationChange(BaseModel):
     """created | deleted | suspend | unsuspend | new_permissions_accepted | added | removed."""
     repos_added: list[RepoName] = Field(default_factory=list)
     repos_removed: list[RepoName] = Field(default_factory=list)
-    outcome: str = "installation"
+    outcome: Literal["installation"] = "installation"
 
     @property
     def stops_work(self) -> bool:
@@ -66,7 +67,7 @@ class LabelRemoved(BaseModel):
     installation_id: GitHubId
     sender: Login
     label: str
-    outcome: ClassVar[str] = "label_removed"
+    outcome: ClassVar[Literal["label_removed"]] = "label_removed"
 
     @property
     def reason(self) -> str:

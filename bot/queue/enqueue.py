@@ -13,7 +13,17 @@ from bot.queue.database import Conn, Database, marks, values_sql
 from bot.queue.history import History
 from bot.queue.models import PlanAnswer, Trigger
 from bot.queue.waiting import WaitingJobs
-from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, COMMAND_KINDS, OWN_FAMILY_KINDS, QUEUED, RUNNING, WORK_KINDS
+from bot.vocabulary import (
+    AWAITING_APPROVAL,
+    CANCELLED,
+    COMMAND_KINDS,
+    MERGED,
+    OWN_FAMILY_KINDS,
+    QUEUED,
+    RUNNING,
+    WORK_KINDS,
+    Enqueued,
+)
 
 ACTIVE = (QUEUED, RUNNING, AWAITING_APPROVAL)
 """Jobs not ended yet: at most one of them (plus one queued follow-up) per issue or PR."""
@@ -62,7 +72,7 @@ class WorkQueue:
         self.waiting = waiting
         self.clock = clock
 
-    def enqueue(self, conn: Conn, trigger: Trigger, now: float) -> tuple[int, str]:
+    def enqueue(self, conn: Conn, trigger: Trigger, now: float) -> tuple[int, Enqueued]:
         """Attach the trigger to the job it belongs to, or open one; returns (job id, queued | merged).
 
         One active job per issue or PR: a trigger merges into a queued job of its family (`_family`), or one
@@ -94,8 +104,8 @@ class WorkQueue:
         if existing is not None:
             job_id = int(existing[0])
             attach_trigger(conn, job_id, trigger)
-            self.history.add(conn, job_id, "merged", _queued(trigger))
-            return job_id, "merged"
+            self.history.add(conn, job_id, MERGED, _queued(trigger))
+            return job_id, MERGED
         job_id = insert_job(self.db, conn, trigger, now)
         attach_trigger(conn, job_id, trigger)
         data = _queued(trigger)
@@ -105,7 +115,7 @@ class WorkQueue:
         self.history.add(conn, job_id, QUEUED, data)
         return job_id, QUEUED
 
-    def enqueue_many(self, conn: Conn, triggers: Sequence[tuple[Trigger, float]]) -> list[tuple[int, str]]:
+    def enqueue_many(self, conn: Conn, triggers: Sequence[tuple[Trigger, float]]) -> list[tuple[int, Enqueued]]:
         """`enqueue` for each (trigger, time received), in order, in a few statements for a burst of triggers each for
         an issue or PR of its own: those whose target has no active job open their jobs together (one INSERT each for
         the jobs, their triggers and their history); any other goes through `enqueue`."""

@@ -20,7 +20,7 @@ from bot.redact import redact
 from bot.secrets import held_secrets
 from bot.settings import Settings
 from bot.snapshot import WRITE_PERMISSIONS, Snapshot
-from bot.vocabulary import ACCEPTED, ANSWER_KINDS, AWAITING_APPROVAL, CANCELLED, COMMAND_KINDS, DONE, FAILED, REJECTED
+from bot.vocabulary import ANSWER_KINDS, AWAITING_APPROVAL, CANCELLED, COMMAND_KINDS, DONE, FAILED, REJECTED
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class JobRunner:
                 {
                     "sender": trigger.sender,
                     "permission": level,
-                    ACCEPTED: level == "github" or level in WRITE_PERMISSIONS,
+                    "permitted": level == "github" or level in WRITE_PERMISSIONS,
                     "delivery": trigger.delivery_id,
                 },
             )

@@ -82,7 +82,7 @@ from tests.support.webhooks import incoming
 from bot.intake.apply import apply_batch
 from bot.queue.store import Store
 acks = apply_batch(Store.from_url(sys.argv[1]), [incoming(n, f"delivery-{n}") for n in range(1, 6)], defer=True)
-assert [a.outcome for a in acks] == ["accepted"] * 5, acks
+assert [a.outcome for a in acks] == ["stored"] * 5, acks
 os._exit(9)  # killed after the acknowledgement's commit, before any processing
 """
 
@@ -225,7 +225,7 @@ def unstorable(delivery_id: str) -> Incoming:
 
 def test_a_delivery_whose_meaning_fails_alone_is_stored_retried_then_quarantined(store):
     [ack] = apply_batch(store, [unstorable("bad")])  # alone: applied at once, and that fails
-    assert ack.outcome == "accepted"  # stored all the same, for the processor to try again
+    assert ack.outcome == "stored"  # stored all the same, for the processor to try again
     failures = "SELECT failures, processed, error FROM deliveries WHERE id = 'bad'"
     refused = {
         "sqlite": "OverflowError: Python int too large to convert to SQLite INTEGER",
