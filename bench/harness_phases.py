@@ -4,6 +4,8 @@
     .venv/bin/python bench/harness_phases.py --projects releases --jobs 2   # a second job per project too
     .venv/bin/python bench/harness_phases.py --projects toolz,parse-1.20.1
     .venv/bin/python bench/harness_phases.py --projects corpus.jsonl       # a task file of `ai-fix eval`'s format
+    .venv/bin/python bench/harness_phases.py --projects corpus             # CI's corpus of real projects
+    .venv/bin/python bench/harness_phases.py --projects corpus:toolz       # one of them
     .venv/bin/python bench/harness_phases.py --smoke                 # the sample repository, one job
 
 Each project is a real repository served by a fake GitHub (on loopback, checked against GitHub's OpenAPI) to
@@ -28,8 +30,12 @@ The projects (`--projects`, comma-separated names, sets or task files):
   (tests/support/pypi_releases.py: each scripted with the next release's own change, sha256-pinned);
 - `pypi-fixes`: the seven tasks of `ai-fix eval`'s shipped set (bot/eval/sets/pypi-fixes.jsonl), each
   played by the eval's oracle (the fixing release's change and tests);
-- a path to a JSONL task file in `ai-fix eval`'s format (`pypi` or `repo` tasks), played the same way:
-  how a corpus of real repositories, such as the one CI tests setup on, is measured.
+- `corpus`: the real projects CI reproduces the own test suites of with no `.github/ai-fix.yml`
+  (tests/support/corpus.py: PyPI releases, an npm package, a Debian crate and Go module), each at the PyPI of its
+  release date (the operator's sandbox environment, one service per environment); there is no fix to replay, so
+  the model plans, writes a note, runs the checks and finishes (the job ends unverified: no test shows anything,
+  and every phase, the pull request included, runs);
+- a path to a JSONL task file in `ai-fix eval`'s format (`pypi` or `repo` tasks), played the same way.
 A project's `--jobs 2` runs a second job on the same repository: with a podman sandbox its setup is a
 snapshot restored; on bwrap it runs again.
 """
@@ -60,8 +66,8 @@ from bot.eval.repos import clone_for_run, files_after, prepare  # noqa: E402
 from bot.eval.tasks import EvalTask, load_tasks  # noqa: E402
 from bot.job.state import job_trace  # noqa: E402
 from bot.model.base import ModelRequest  # noqa: E402
-from bot.model.scripted import Turn  # noqa: E402
-from tests.support import pypi_releases  # noqa: E402
+from bot.model.scripted import Turn, call, turn  # noqa: E402
+from tests.support import corpus, pypi_releases  # noqa: E402
 from tests.support.webhooks import INSTALLATION, deliver  # noqa: E402
 from tests.support.world import FIX_SCRIPT, MODEL, SECRETS, SENDER, World, make_remote, start_world  # noqa: E402
 
@@ -79,6 +85,8 @@ class Project:
     title: str
     body: str
     script: Callable[[], list[Turn | Callable[[ModelRequest], Turn]]]
+    env: tuple[tuple[str, str], ...] = ()
+    """The sandbox environment the operator gives its jobs (AIFIX_SANDBOX_ENV): one service per environment."""
 
 
 def bare_of(repo: Path, bare: Path) -> Path:
@@ -124,13 +132,31 @@ def task_project(task: EvalTask, root: Path, sdists: SdistCache) -> Project:
     return Project(task.instance_id, bare_of(clone, root / f"{task.instance_id}.git"), title, body, script)
 
 
+NOTE = call("str_replace_based_edit_tool", command="create", path="AI-FIX-BENCH.md", file_text="A note.\n")
+
+
+def corpus_project(project: corpus.Project, root: Path) -> Project:
+    """A project of CI's corpus: the model plans, writes a note, runs the checks and finishes (twice: refused once)."""
+    plan = call("plan", steps=[{"do": "write a note", "done_when": "the checks pass"}], impact=["AI-FIX-BENCH.md"])
+    done = call("finish", summary="Wrote a note.", risks=[])
+    turns = [turn("Plan.", plan), turn("Note.", NOTE, call("run_checks")), turn("Done.", done), turn("Done.", done)]
+    bare = bare_of(corpus.make_repo(project, root / "corpus"), root / f"{project.name}.git")
+    env = tuple(sorted(corpus.environment(project).items()))
+    return Project(project.name, bare, "Add a note", "## Acceptance criteria\n- a note\n", lambda: list(turns), env)
+
+
 def projects(spec: str, root: Path) -> Iterator[Project]:
     releases = {r.base.name: r for r in pypi_releases.RELEASES}
     shipped = {t.instance_id: t for t in load_tasks("pypi-fixes")[1]}
+    named = {f"corpus:{p.name}": p for p in corpus.CORPUS}
     with SdistCache(CACHE / "eval-sdists", "https://pypi.org/simple") as sdists:
         for part in spec.split(","):
             if part == "releases":
                 yield from (release_project(r, root) for r in pypi_releases.RELEASES)
+            elif part == "corpus":
+                yield from (corpus_project(p, root) for p in corpus.CORPUS)
+            elif part in named:
+                yield corpus_project(named[part], root)
             elif part in releases:
                 yield release_project(releases[part], root)
             else:  # one task of the shipped set, a shipped set's name or a task file (ConfigError names the choices)
@@ -204,10 +230,15 @@ def main() -> int:
         # The projects' checks run `python -m pytest` with this environment's Python on PATH, as a user's would.
         env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
         chosen = [smoke_project(root / "sample")] if args.smoke else list(projects(args.projects, root))
-        (root / "world").mkdir()
-        world = start_world(root / "world", stack, remote=chosen[0].bare, env=env)
+        worlds: dict[tuple[tuple[str, str], ...], World] = {}
         number = 1
         for project in chosen:
+            if project.env not in worlds:
+                folder = root / f"world-{len(worlds)}"
+                folder.mkdir()
+                service = {**env, "AIFIX_SANDBOX_ENV": json.dumps(dict(project.env))} if project.env else env
+                worlds[project.env] = start_world(folder, stack, remote=project.bare, env=service)
+            world = worlds[project.env]
             for job in range(1, args.jobs + 1):
                 task = run_job(world, project, number)
                 number += 1
@@ -239,7 +270,8 @@ def main() -> int:
             + ", ".join(f"{p} {medians[p]:.2f} s" for p in PHASES)
             + f"; harness {medians['total'] - medians['model']:.2f} s, model {medians['model']:.2f} s"
         )
-    return 0 if all(outcome.startswith("done") for _, _, outcome, _ in rows) else 1
+    # A corpus job ends unverified (its note shows nothing); any other end means the harness did not get through.
+    return 0 if all(outcome.startswith(("done", "unverified")) for _, _, outcome, _ in rows) else 1
 
 
 if __name__ == "__main__":
