@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bot.checks.classify import classify, local_module_names
 from bot.checks.junit import parse_junit
-from bot.checks.models import CheckResult, CheckRun
+from bot.checks.models import CheckResult, CheckRun, TestCase
 from bot.checks.selection import runner, selected_command, test_files_for
 from bot.checks.signature import failure_signature
 from bot.checks.summary import summarize
@@ -164,13 +164,7 @@ def run_check(
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     result = sandbox.exec(command, timeout=timeout, output_cap=output_cap, env=env)
-    xml = sandbox.read_artifact(report)
-    if xml:
-        tests = parse_junit(xml, workdir=sandbox.workdir)
-    elif runner(check) == "unittest":
-        tests = parse_unittest(result.output, command=command, workdir=sandbox.workdir)
-    else:
-        tests = []
+    tests = _tests(sandbox, check, command, result, report)
     status, reason = classify(
         result,
         timeout=check.timeout,
@@ -199,6 +193,16 @@ def run_check(
         ),
         reason=reason,
     )
+
+
+def _tests(sandbox: Sandbox, check: Check, command: str, result: ExecResult, report: str) -> list[TestCase]:
+    """Per-test results: pytest's junit report, else unittest's `-v` lines, else none (the check is its own unit)."""
+    xml = sandbox.read_artifact(report)
+    if xml:
+        return parse_junit(xml, workdir=sandbox.workdir)
+    if runner(check) == "unittest":
+        return parse_unittest(result.output, command=command, workdir=sandbox.workdir)
+    return []
 
 
 def run_setup(

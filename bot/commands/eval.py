@@ -59,27 +59,18 @@ def opener_for(request: RunRequest, settings: Settings) -> tuple[ModelOpener, st
     return model_opener(spec, settings), model_override(spec)
 
 
-def eval_main(args: argparse.Namespace) -> int:
-    if args.list_sets:
-        return list_sets()
+def checked_args(args: argparse.Namespace) -> None:
+    """ConfigError, before anything runs, for what the command line lacks or gets wrong."""
     if not args.tasks:
         raise ConfigError(f"name a TASKS.jsonl file or a shipped set ({', '.join(shipped_sets())}; see --list-sets)")
     if not args.model:
         raise ConfigError("--model: name at least one model (any `ai-fix run --model` spec), or oracle / noop")
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
         raise ConfigError("--jobs and --limit take a number of at least 1")
-    settings = load_settings()
-    name, tasks = load_tasks(args.tasks)
-    tasks = tasks[: args.limit] if args.limit else tasks
-    check_patches(tasks)
-    compared = variants(list(args.model), [load_config(Path(c)) for c in args.config or []])
-    check_models(list(args.model), settings)
-    kind = args.sandbox or settings.sandbox
-    out = (
-        Path(args.out).resolve()
-        if args.out
-        else settings.work_dir / "evals" / f"{time.strftime('%Y%m%d-%H%M%S')}-{name}"
-    )
+
+
+def eval_kit(args: argparse.Namespace, settings: Settings, kind: str, sdists: SdistCache) -> EvalKit:
+    """How each run of the eval is executed: `ai-fix run`'s code path, the same sandbox for the hidden tests."""
 
     def run(request: RunRequest) -> RunResult:
         opener, model_name = opener_for(request, settings)
@@ -95,15 +86,33 @@ def eval_main(args: argparse.Namespace) -> int:
             loop_settings=request.variant.config.loop,
         )
 
-    sdists = SdistCache(settings.eval_cache.expanduser(), settings.eval_index_url)
-    kit = EvalKit(
+    return EvalKit(
         run=run,
         open_sandbox=toolkit(settings, model=model_opener(None, settings), sandbox=kind).open_sandbox,
         fetch=sdists.fetch,
         repos=Path(args.repos) if args.repos else None,
         scratch=settings.work_dir / "eval",
     )
-    evaluation = Eval(out, tasks, compared, kit, resume=args.resume)
+
+
+def eval_main(args: argparse.Namespace) -> int:
+    if args.list_sets:
+        return list_sets()
+    checked_args(args)
+    settings = load_settings()
+    name, tasks = load_tasks(args.tasks)
+    tasks = tasks[: args.limit] if args.limit else tasks
+    check_patches(tasks)
+    compared = variants(list(args.model), [load_config(Path(c)) for c in args.config or []])
+    check_models(list(args.model), settings)
+    kind = args.sandbox or settings.sandbox
+    out = (
+        Path(args.out).resolve()
+        if args.out
+        else settings.work_dir / "evals" / f"{time.strftime('%Y%m%d-%H%M%S')}-{name}"
+    )
+    sdists = SdistCache(settings.eval_cache.expanduser(), settings.eval_index_url)
+    evaluation = Eval(out, tasks, compared, eval_kit(args, settings, kind, sdists), resume=args.resume)
     meta: dict[str, object] = {
         "tasks_source": args.tasks,
         "sandbox": kind,

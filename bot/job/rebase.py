@@ -58,7 +58,7 @@ class RebaseJob:
         if isinstance(pull, JobOutcome):
             return pull
         if self.state.rebase_pushed is not None:  # an attempt that pushed the merge, then died: report it
-            return self.report(pull, self.state.rebase_pushed)
+            return report(self.out, pull, self.state.rebase_pushed)
         try:
             contract = self.tools.contract(self.snapshot, self.ctx)
         except ConfigError as exc:
@@ -79,7 +79,7 @@ class RebaseJob:
                 ws.push(token=self.ctx.github.token.get_secret_value())
                 self.state.rebase_pushed = merged
                 self.save()
-            return self.report(pull, merged)
+            return report(self.out, pull, merged)
         finally:
             ws.remove()
 
@@ -174,36 +174,35 @@ class RebaseJob:
         redacting = functools.partial(redact, secrets=self.secrets(), key_values=False)
         return Resolver(parts.model, choice.name, files, redacting, base, account)
 
-    def report(self, pull: OwnPull, merged: Merged) -> JobOutcome:
-        """The reply on the pull request, the round in its body, the note in the progress comment."""
-        base, record = pull.pr.base_ref, pull.record.model_copy(deep=True)
-        if merged.problem:
-            self.out.comments.post(
-                pull.pr.number, not_merged_reply(base, merged.base_sha, merged.problem, merged.checks)
-            )
-            record.add(
-                CiNote(kind="not_merged", head_sha=pull.pr.head_sha, text=f"could not merge {base}: {merged.problem}")
-            )
-            pull.save(record)
-            return JobOutcome(status=HANDED_OFF, reason=f"not merged: {merged.problem}", data={"pr": pull.pr.html_url})
-        resolved = f"resolved {', '.join(merged.resolved)}" if merged.resolved else "no conflicts"
-        reason = f"merged {base} ({merged.base_sha[:7]}) as {merged.head_sha[:7]}: {resolved}, checks pass"
-        first = pull.rounds[0].base_sha if pull.rounds else ""
-        rounds = [
-            *pull.rounds,
-            RoundRecord(
-                n=len(pull.rounds) + 1,
-                kind="rebase",
-                outcome=ACCEPTED,
-                reason=reason,
-                head_sha=merged.head_sha,
-                base_sha=first,
-                files=len(merged.resolved),
-                cost=merged.cost,
-            ),
-        ]
-        record.add(CiNote(kind="rebase", head_sha=merged.head_sha, text=reason))
-        pull.save(record, rounds)
-        reply = rebase_reply(base, merged.base_sha, merged.head_sha, merged.resolved, merged.checks, merged.summary)
-        self.out.comments.post(pull.pr.number, reply)
-        return JobOutcome(status=DONE, reason=reason, data={"pr": pull.pr.html_url, "head": merged.head_sha})
+
+def report(out: GitHubOutput, pull: OwnPull, merged: Merged) -> JobOutcome:
+    """The reply on the pull request, the round in its body, the note in the progress comment."""
+    base, record = pull.pr.base_ref, pull.record.model_copy(deep=True)
+    if merged.problem:
+        out.comments.post(pull.pr.number, not_merged_reply(base, merged.base_sha, merged.problem, merged.checks))
+        record.add(
+            CiNote(kind="not_merged", head_sha=pull.pr.head_sha, text=f"could not merge {base}: {merged.problem}")
+        )
+        pull.save(record)
+        return JobOutcome(status=HANDED_OFF, reason=f"not merged: {merged.problem}", data={"pr": pull.pr.html_url})
+    resolved = f"resolved {', '.join(merged.resolved)}" if merged.resolved else "no conflicts"
+    reason = f"merged {base} ({merged.base_sha[:7]}) as {merged.head_sha[:7]}: {resolved}, checks pass"
+    first = pull.rounds[0].base_sha if pull.rounds else ""
+    rounds = [
+        *pull.rounds,
+        RoundRecord(
+            n=len(pull.rounds) + 1,
+            kind="rebase",
+            outcome=ACCEPTED,
+            reason=reason,
+            head_sha=merged.head_sha,
+            base_sha=first,
+            files=len(merged.resolved),
+            cost=merged.cost,
+        ),
+    ]
+    record.add(CiNote(kind="rebase", head_sha=merged.head_sha, text=reason))
+    pull.save(record, rounds)
+    reply = rebase_reply(base, merged.base_sha, merged.head_sha, merged.resolved, merged.checks, merged.summary)
+    out.comments.post(pull.pr.number, reply)
+    return JobOutcome(status=DONE, reason=reason, data={"pr": pull.pr.html_url, "head": merged.head_sha})

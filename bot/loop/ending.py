@@ -33,58 +33,9 @@ def kept_since(h: Harness, state: RunState, before: str) -> Checkpoint | None:
 
 
 def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
-    ws, notes = h.workspace, []
-    before = ws.head_sha
-    if end.outcome in (ACCEPTED, UNVERIFIED):
-        suffix = "" if end.outcome == ACCEPTED else " (checks pass; not every criterion shown)"
-        ws.checkpoint(f"ai-fix: {h.contract.title}{suffix}", gate=state.gate)
-    elif state.checks.environment_ok:
-        if note := save_work(h, state):
-            notes.append(note)
-        stats = ws.stats()
-        if stats.files:
-            h.reporter.phase("final_checks")
-            changed = [f.path for f in stats.files]
-            state.finish.checked(
-                h.checks.run(None, commit=ws.head_sha, changed_files=changed, limit_s=time_left(h, state, ending=True))
-            )
-            ws.put_back_unwritten(state.gate)
-    stats = ws.stats()
-    evidence = state.finish.evidence or Evidence.not_taken(
-        h.contract.acceptance_criteria, "the run ended before a verified finish"
-    )
-    final, base = state.finish.final, state.checks.evidence_base_run or state.checks.baseline
-    # What already failed on the base commit is a known risk of an accepted change, not work left undone.
-    failed = (new_failures(base, final) if end.outcome == ACCEPTED else final.failing()) if final else []
-    not_done = [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failed]
-    result = RunResult(
-        outcome=end.outcome,
-        reason=end.reason,
-        contract=h.contract,
-        branch=ws.branch,
-        base_sha=ws.base_sha,
-        head_sha=ws.head_sha,
-        setup=state.checks.setup,
-        baseline=state.checks.baseline,
-        final=state.finish.final,
-        diff=stats,
-        diff_text=redact(ws.diff(), h.secrets),
-        plan=state.plan,
-        model_summary=state.finish.summary,
-        risks=state.finish.risks,
-        handoff=Handoff(
-            done=state.notes.done + state.notes.attempt_edits,
-            not_done=not_done + notes + [f"not verified: {c.text} ({c.note})" for c in evidence.unverified()],
-            ruled_out=state.notes.ruled_out,
-            question=end.question,
-            next_steps=end.next_steps,
-            tried=state.notes.tried,
-            attempts_ref=ws.attempts_ref if ws.has_attempts else "",
-        ),
-        evidence=evidence,
-        cost=run_cost(h, state),
-        steps=state.meter.steps,
-    )
+    before = h.workspace.head_sha
+    notes = keep_work(h, state, end)
+    result = assemble(h, state, end, notes)
     h.trace.append(
         EndRecord(
             outcome=result.outcome,
@@ -103,6 +54,67 @@ def conclude(h: Harness, state: RunState, end: RunEnded) -> RunResult:
     )
     h.reporter.say(f"outcome: {result.outcome} — {result.reason}")
     return result
+
+
+def keep_work(h: Harness, state: RunState, end: RunEnded) -> list[str]:
+    """Commit what the run leaves: the accepted (or unverified) change, else the work so far with the final checks
+    run on it; what could not be kept, in notes for the handoff."""
+    ws, notes = h.workspace, []
+    if end.outcome in (ACCEPTED, UNVERIFIED):
+        suffix = "" if end.outcome == ACCEPTED else " (checks pass; not every criterion shown)"
+        ws.checkpoint(f"ai-fix: {h.contract.title}{suffix}", gate=state.gate)
+    elif state.checks.environment_ok:
+        if note := save_work(h, state):
+            notes.append(note)
+        stats = ws.stats()
+        if stats.files:
+            h.reporter.phase("final_checks")
+            changed = [f.path for f in stats.files]
+            state.finish.checked(
+                h.checks.run(None, commit=ws.head_sha, changed_files=changed, limit_s=time_left(h, state, ending=True))
+            )
+            ws.put_back_unwritten(state.gate)
+    return notes
+
+
+def assemble(h: Harness, state: RunState, end: RunEnded, notes: list[str]) -> RunResult:
+    """The RunResult the PR body, the check run and evidence.json are rendered from."""
+    ws = h.workspace
+    evidence = state.finish.evidence or Evidence.not_taken(
+        h.contract.acceptance_criteria, "the run ended before a verified finish"
+    )
+    final, base = state.finish.final, state.checks.evidence_base_run or state.checks.baseline
+    # What already failed on the base commit is a known risk of an accepted change, not work left undone.
+    failed = (new_failures(base, final) if end.outcome == ACCEPTED else final.failing()) if final else []
+    not_done = [f"{r.name} is {r.status}: {first_line(r.summary or r.reason or r.output)}" for r in failed]
+    return RunResult(
+        outcome=end.outcome,
+        reason=end.reason,
+        contract=h.contract,
+        branch=ws.branch,
+        base_sha=ws.base_sha,
+        head_sha=ws.head_sha,
+        setup=state.checks.setup,
+        baseline=state.checks.baseline,
+        final=state.finish.final,
+        diff=ws.stats(),
+        diff_text=redact(ws.diff(), h.secrets),
+        plan=state.plan,
+        model_summary=state.finish.summary,
+        risks=state.finish.risks,
+        handoff=Handoff(
+            done=state.notes.done + state.notes.attempt_edits,
+            not_done=not_done + notes + [f"not verified: {c.text} ({c.note})" for c in evidence.unverified()],
+            ruled_out=state.notes.ruled_out,
+            question=end.question,
+            next_steps=end.next_steps,
+            tried=state.notes.tried,
+            attempts_ref=ws.attempts_ref if ws.has_attempts else "",
+        ),
+        evidence=evidence,
+        cost=run_cost(h, state),
+        steps=state.meter.steps,
+    )
 
 
 def estimate_check(h: Harness, state: RunState) -> EstimateCheck | None:

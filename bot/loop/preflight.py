@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.checks.models import SetupReport
 from bot.contract.detect import can_verify
 from bot.loop.budget import time_left
 from bot.loop.exits import HandedOff, NeedsClarification
@@ -61,6 +62,16 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
             f"environment error during setup: {setup.problem}" + (OFFLINE_SETUP if offline else ""),
             next_steps=[f"fix the setup: {setup.problem}"] + ([OFFLINE_HINT] if offline else []),
         )
+    baseline_checks(h, state, setup)
+    state.checks.ready()
+    state.stable = h.redact(stable_layer(contract, h.context.repo_map(h.config.repo_map_tokens), planning=planning))
+    h.reporter.phase("steps")
+
+
+def baseline_checks(h: Harness, state: RunState, setup: SetupReport) -> None:
+    """The contract's checks on the base commit; a check that cannot run there is an environment error (HandedOff),
+    or is set aside when others can verify the criteria."""
+    contract, ws = h.contract, h.workspace
     h.reporter.phase("baseline")
     baseline = h.checks.baseline(ws.base_sha, limit_s=time_left(h, state))
     state.checks.began(baseline)
@@ -86,6 +97,3 @@ def prepare(h: Harness, state: RunState, *, planning: bool = False) -> None:
             f"setup ran on the base commit's files; for the change to {', '.join(setup.changed_inputs)} it could not "
             f"run again without network ({setup.offline_problem}), so the environment is the base files'"
         )
-    state.checks.ready()
-    state.stable = h.redact(stable_layer(contract, h.context.repo_map(h.config.repo_map_tokens), planning=planning))
-    h.reporter.phase("steps")

@@ -73,6 +73,51 @@ def _login(item: dict[str, Any]) -> str:
     return user.get("login", "") if isinstance(user, dict) else ""
 
 
+def _comments(
+    client: RepoClient, number: int, until: datetime | None, permission: Callable[[str], str]
+) -> tuple[list[Comment], list[Comment]]:
+    """The issue's comments written up to the label's time (later ones are not part of what was asked), split into
+    (written by someone with write access, by anyone else)."""
+    trusted: list[Comment] = []
+    untrusted: list[Comment] = []
+    for raw in client.list_issue_comments(number):
+        written = _time(raw.get("created_at"))
+        if until is not None and written is not None and written > until:
+            continue
+        login = _login(raw)
+        level = permission(login)
+        comment = Comment(
+            author=login, permission=level, body=raw.get("body") or "", created_at=raw.get("created_at") or ""
+        )
+        (trusted if level in WRITE_PERMISSIONS else untrusted).append(comment)
+    return trusted, untrusted
+
+
+def _review_comments(
+    client: RepoClient, pr_number: int, review_ids: set[int], permission: Callable[[str], str]
+) -> list[ReviewComment]:
+    """The comments of the reviews that started the job, by people with write access."""
+    found: list[ReviewComment] = []
+    if not review_ids:
+        return found
+    for raw in client.list_review_comments(pr_number):
+        login = _login(raw)
+        if raw.get("pull_request_review_id") not in review_ids or permission(login) not in WRITE_PERMISSIONS:
+            continue
+        found.append(
+            ReviewComment(
+                id=raw["id"],
+                author=login,
+                permission=permission(login),
+                body=raw.get("body") or "",
+                path=raw.get("path"),
+                line=raw.get("line") or raw.get("original_line"),
+                diff_hunk=raw.get("diff_hunk") or "",
+            )
+        )
+    return found
+
+
 def capture_snapshot(
     client: RepoClient, job: Job, accepted: list[Trigger], permission: Callable[[str], str]
 ) -> Snapshot:
@@ -105,37 +150,9 @@ def capture_snapshot(
         number = linked_issue(pull.get("body")) or pr_number
     issue = client.get_issue(number)
     labelled = _as_labelled(job, accepted, issue)
-    until = _time(labelled.at) if labelled else None
-    trusted: list[Comment] = []
-    untrusted: list[Comment] = []
-    for raw in client.list_issue_comments(number):
-        written = _time(raw.get("created_at"))
-        if until is not None and written is not None and written > until:
-            continue  # written after the label: not part of what was asked
-        login = _login(raw)
-        level = permission(login)
-        comment = Comment(
-            author=login, permission=level, body=raw.get("body") or "", created_at=raw.get("created_at") or ""
-        )
-        (trusted if level in WRITE_PERMISSIONS else untrusted).append(comment)
+    trusted, untrusted = _comments(client, number, _time(labelled.at) if labelled else None, permission)
     review_ids = {t.review_id for t in accepted if t.review_id is not None}
-    review_comments: list[ReviewComment] = []
-    if pr_number is not None and review_ids:
-        for raw in client.list_review_comments(pr_number):
-            login = _login(raw)
-            if raw.get("pull_request_review_id") not in review_ids or permission(login) not in WRITE_PERMISSIONS:
-                continue
-            review_comments.append(
-                ReviewComment(
-                    id=raw["id"],
-                    author=login,
-                    permission=permission(login),
-                    body=raw.get("body") or "",
-                    path=raw.get("path"),
-                    line=raw.get("line") or raw.get("original_line"),
-                    diff_hunk=raw.get("diff_hunk") or "",
-                )
-            )
+    review_comments = _review_comments(client, pr_number, review_ids, permission) if pr_number is not None else []
     author = labelled.author if labelled else _login(issue)
     labels = [label["name"] for label in issue.get("labels") or [] if isinstance(label, dict) and "name" in label]
     return Snapshot(

@@ -129,29 +129,22 @@ class BwrapSandbox:
         network = setup and self.config.network == "setup"
         args = [shutil.which("bwrap") or "bwrap", *_namespaces(network=network)]
         args += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
+        args += self._mounts(self._artifacts, setup=setup)
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        return [*args, "--", *self._inside(command, timeout)]
+
+    def _mounts(self, artifacts: Path, *, setup: bool) -> list[str]:
+        """The sandbox's file system: the system read-only, fresh /proc, /dev, /dev/shm and /tmp, the toolchains the
+        commands need, the setup cache (setup only), the workspace and the artifact folder."""
+        args: list[str] = []
         for path in SYSTEM_PATHS:
             if os.path.islink(path):
                 args += ["--symlink", os.readlink(path), path]
             elif os.path.isdir(path):
                 args += ["--ro-bind", path, path]
-        args += [
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/dev/shm",
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/tmp",
-            "--perms",
-            "0777",
-            "--dir",
-            HOME,
-        ]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+        args += ["--perms", "1777", "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
         args += ["--perms", "0755", "--dir", "/run"]
         # After the tmpfs on /tmp: bwrap mounts in order, so a toolchain under /tmp would be hidden.
         for ro in dict.fromkeys([*self._ro_paths, *self.toolchain.mounts]):
@@ -159,19 +152,13 @@ class BwrapSandbox:
                 args += [*_parents(ro), "--ro-bind", str(ro), str(ro)]
         if setup and self.job.cache_dir is not None:
             args += ["--bind", str(self.job.cache_dir), SETUP_CACHE]
-        args += [
-            "--bind",
-            str(self.workspace),
-            WORKDIR,
-            "--bind",
-            str(self._artifacts),
-            ARTIFACT_DIR,
-            "--chdir",
-            WORKDIR,
-        ]
-        for key, value in env.items():
-            args += ["--setenv", key, value]
-        args.append("--")
+        args += ["--bind", str(self.workspace), WORKDIR, "--bind", str(artifacts), ARTIFACT_DIR, "--chdir", WORKDIR]
+        return args
+
+    def _inside(self, command: str, timeout: float) -> list[str]:
+        """What runs inside: as the job's own user with no privileges (when ai-fix runs as root), under the process,
+        CPU-time and core limits, the command through a shell."""
+        args: list[str] = []
         if os.geteuid() == 0:
             args += [
                 shutil.which("setpriv") or "setpriv",
@@ -182,11 +169,11 @@ class BwrapSandbox:
                 "--bounding-set=-all",
                 "--inh-caps=-all",
             ]
-        args += [
+        limits = [f"--nproc={self.config.pids}", f"--cpu={int(timeout) + 1}", "--core=0"]
+        return [
+            *args,
             shutil.which("prlimit") or "prlimit",
-            f"--nproc={self.config.pids}",
-            f"--cpu={int(timeout) + 1}",
-            "--core=0",
+            *limits,
             "--",
             "/bin/sh",
             "-c",
@@ -194,7 +181,6 @@ class BwrapSandbox:
             "sh",
             command,
         ]
-        return args
 
     def exec(
         self,

@@ -117,39 +117,49 @@ class Viewer:
         return StreamingResponse(stream, media_type="text/event-stream", headers=STREAM_HEADERS)
 
 
-def run_routes(
-    store: Store,
-    *,
-    admin_token: str,
-    link_secret: str,
-    secrets: Sequence[str],
-    closing: threading.Event | None = None,
-    clock: Callable[[], float] = time.time,
-) -> list[Route]:
-    """`/runs` (admin only) and `/runs/{job_id}` with its `/events`, for the service's app.
+class RunRoutes:
+    """`/runs` (admin only) and `/runs/{job_id}` with its `/events`, for the service's app; each request is let in by
+    the admin token or a signed link, else answered with why not."""
 
-    `closing` is set when the server begins to shut down: open event streams end then.
-    """
-    viewer = Viewer(secrets, closing)
-    pages = viewer.pages
+    def __init__(
+        self,
+        store: Store,
+        *,
+        admin_token: str,
+        link_secret: str,
+        secrets: Sequence[str],
+        closing: threading.Event | None,
+        clock: Callable[[], float],
+    ) -> None:
+        self.store, self.admin_token, self.link_secret, self.clock = store, admin_token, link_secret, clock
+        self.viewer = Viewer(secrets, closing)
+        self.pages = self.viewer.pages
 
-    def refused(request: Request, job_id: int | None, store_id: str = "") -> Response | None:
+    def routes(self) -> list[Route]:
+        return [
+            Route("/runs", self.run_list, methods=["GET"]),
+            Route("/runs/{job_id:int}", self.run_page, methods=["GET"]),
+            Route("/runs/{job_id:int}/events", self.run_events, methods=["GET"]),
+        ]
+
+    def refused(self, request: Request, job_id: int | None, store_id: str = "") -> Response | None:
         """None when the request may see job `job_id` of the database `store_id` (None: the list), else the answer
         saying why not."""
-        if not admin_token and not link_secret:
+        pages = self.pages
+        if not self.admin_token and not self.link_secret:
             message = "The run viewer is disabled: set AIFIX_VIEWER_SECRET (signed links) or AIFIX_ADMIN_TOKEN."
             return pages.message(request, 404, "Run viewer disabled", message)
-        if admin_ok(request.headers.get("authorization", ""), admin_token):
+        if admin_ok(request.headers.get("authorization", ""), self.admin_token):
             return None
         q = request.query_params
         if job_id is not None and ("sig" in q or "exp" in q):
-            verdict = check_link(link_secret, store_id, job_id, q.get("exp", ""), q.get("sig", ""), clock())
+            verdict = check_link(self.link_secret, store_id, job_id, q.get("exp", ""), q.get("sig", ""), self.clock())
             if verdict == "ok":
                 return None
             return pages.message(
                 request, 403, "This link does not open the run", link_problem(verdict, q.get("exp", ""))
             )
-        if admin_token:
+        if self.admin_token:
             message = "Log in with the admin token (AIFIX_ADMIN_TOKEN) as the password, or open the signed link from the pull request."
             return pages.message(
                 request, 401, "Log in to see runs", message, **{"WWW-Authenticate": 'Basic realm="ai-fix runs"'}
@@ -161,32 +171,33 @@ def run_routes(
             "Open the link from the pull request, the check run or the issue comment.",
         )
 
-    async def job_or_answer(request: Request) -> Job | Response:
+    async def job_or_answer(self, request: Request) -> Job | Response:
         job_id = int(request.path_params["job_id"])
-        store_id = await run_in_threadpool(store.identity)  # StoreUnavailable: the app's one 503
-        if (answer := refused(request, job_id, store_id)) is not None:
+        store_id = await run_in_threadpool(self.store.identity)  # StoreUnavailable: the app's one 503
+        if (answer := self.refused(request, job_id, store_id)) is not None:
             return answer
+        missing = self.pages.message(request, 404, "No such run", f"There is no job {job_id}.")
         if job_id > MAX_JOB_ID:  # no store holds it (SQLite's and PostgreSQL's integers are 64-bit)
-            return pages.message(request, 404, "No such run", f"There is no job {job_id}.")
-        job = await run_in_threadpool(store.jobs.get, job_id)
-        return job if job is not None else pages.message(request, 404, "No such run", f"There is no job {job_id}.")
+            return missing
+        job = await run_in_threadpool(self.store.jobs.get, job_id)
+        return job if job is not None else missing
 
-    async def run_page(request: Request) -> Response:
-        job = await job_or_answer(request)
+    async def run_page(self, request: Request) -> Response:
+        job = await self.job_or_answer(request)
         if isinstance(job, Response):
             return job
-        return await viewer.page(request, JobSource(store, job), f"{job.id}/events")
+        return await self.viewer.page(request, JobSource(self.store, job), f"{job.id}/events")
 
-    async def run_events(request: Request) -> Response:
-        job = await job_or_answer(request)
+    async def run_events(self, request: Request) -> Response:
+        job = await self.job_or_answer(request)
         if isinstance(job, Response):
             return job
-        return viewer.events(request, JobSource(store, job))
+        return self.viewer.events(request, JobSource(self.store, job))
 
-    async def run_list(request: Request) -> Response:
-        if (answer := refused(request, None)) is not None:
+    async def run_list(self, request: Request) -> Response:
+        if (answer := self.refused(request, None)) is not None:
             return answer
-        q = request.query_params
+        q, pages = request.query_params, self.pages
         status, repo = q.get("status") or None, (q.get("repo") or "").strip() or None
         statuses = get_args(JobStatus)
         if status is not None and status not in statuses:
@@ -194,15 +205,26 @@ def run_routes(
         limit = q.get("limit", "100")
         if not limit.isdigit() or not 1 <= int(limit) <= 1000:
             return pages.message(request, 400, "Bad limit", "limit must be a number from 1 to 1000.")
-        jobs = await run_in_threadpool(store.jobs.newest, status, int(limit), repo)
+        jobs = await run_in_threadpool(self.store.jobs.newest, status, int(limit), repo)
         context = {"jobs": jobs, "repo": repo or "", "status": status or "", "statuses": statuses}
         return pages.page(request, "runs.html", context)
 
-    return [
-        Route("/runs", run_list, methods=["GET"]),
-        Route("/runs/{job_id:int}", run_page, methods=["GET"]),
-        Route("/runs/{job_id:int}/events", run_events, methods=["GET"]),
-    ]
+
+def run_routes(
+    store: Store,
+    *,
+    admin_token: str,
+    link_secret: str,
+    secrets: Sequence[str],
+    closing: threading.Event | None = None,
+    clock: Callable[[], float] = time.time,
+) -> list[Route]:
+    """The run viewer's routes for the service's app (`closing` is set when the server begins to shut down: open
+    event streams end then)."""
+    routes = RunRoutes(
+        store, admin_token=admin_token, link_secret=link_secret, secrets=secrets, closing=closing, clock=clock
+    )
+    return routes.routes()
 
 
 def link_problem(verdict: str, exp: str) -> str:
