@@ -84,19 +84,7 @@ def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: St
         tool=call.name, input=call.input, decision="executed", observation=Observation(ok=True, text="")
     )
     try:
-        if isinstance(args, PlanInput):
-            action.observation = do_plan(h, state, args)
-        elif isinstance(args, EditInput):
-            action.observation = do_edit(h, state, args, intent)
-        elif isinstance(args, SearchInput):
-            action.observation = do_search(h, args)
-        elif isinstance(args, RunChecksInput):
-            action.observation = do_run_checks(h, state, args, action, record)
-        elif isinstance(args, FinishInput):
-            action.observation = do_finish(h, state, args, action, record)
-        elif isinstance(args, AskHumanInput):
-            action.observation = Observation(ok=True, text="handed to a human")
-            raise HandedOff(f"the model asked for help: {args.reason or args.question}", question=args.question)
+        action.observation = run_tool(h, state, args, intent, action, record)
     except RunEnded as end:
         if not action.observation.text:
             action.observation = Observation(ok=True, text=f"the run ends: {end.reason}")
@@ -105,6 +93,26 @@ def execute(h: Harness, state: RunState, call: ToolCall, intent: str, record: St
         if not action.observation.ok and action.decision == "executed":
             action.decision = "refused"
         observe(state, record, action)
+
+
+def run_tool(
+    h: Harness, state: RunState, args: BaseModel, intent: str, action: ActionRecord, record: StepRecord
+) -> Observation:
+    """What the tool `args` are for says; `finish` and `ask_human` may end the run (RunEnded)."""
+    if isinstance(args, PlanInput):
+        return do_plan(h, state, args)
+    if isinstance(args, EditInput):
+        return do_edit(h, state, args, intent)
+    if isinstance(args, SearchInput):
+        return do_search(h, args)
+    if isinstance(args, RunChecksInput):
+        return do_run_checks(h, state, args, action, record)
+    if isinstance(args, FinishInput):
+        return do_finish(h, state, args, action, record)
+    if isinstance(args, AskHumanInput):
+        action.observation = Observation(ok=True, text="handed to a human")
+        raise HandedOff(f"the model asked for help: {args.reason or args.question}", question=args.question)
+    raise TypeError(f"no tool takes {type(args).__name__}")  # TOOL_INPUTS names only the inputs above
 
 
 def parse(call: ToolCall, inputs: Mapping[str, type[BaseModel]]) -> BaseModel | str:

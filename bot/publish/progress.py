@@ -18,12 +18,19 @@ CI_SECTION_END = "<!-- /ai-fix:ci-notes -->"
 def render_progress(progress: Progress) -> str:
     """Done phases ticked, the current one in bold (⏳, or ❌ where a run stopped), the PR link, the outcome with
     what was not verified, the handoff, then the contract."""
-    current = COMMENT_PHASES.index(progress.current) if progress.current else len(COMMENT_PHASES)
     lines = [marker(PROGRESS_KIND, progress.issue_number), "### ai-fix progress", ""]
     for r in progress.rounds:
         lines.append(
             f"- [x] Round {r.n} ({KIND_WORDS[r.kind]}): {r.outcome}" + (f" at {r.head_sha[:7]}" if r.head_sha else "")
         )
+    lines += _phases(progress) + _facts(progress) + _appendix(progress)
+    return with_ci_section("\n".join(lines) + "\n", progress.ci)
+
+
+def _phases(progress: Progress) -> list[str]:
+    """A checkbox per phase: done, the current one in bold, the ones to come."""
+    current = COMMENT_PHASES.index(progress.current) if progress.current else len(COMMENT_PHASES)
+    lines = []
     for i, phase in enumerate(COMMENT_PHASES):
         if phase == "plan" and not (progress.plan or progress.current == "plan"):
             continue
@@ -38,6 +45,12 @@ def render_progress(progress: Progress) -> str:
             lines.append(f"- [ ] **{words}** " + _marker(progress))
         else:
             lines.append(f"- [ ] {words}")
+    return lines
+
+
+def _facts(progress: Progress) -> list[str]:
+    """Setup, the PR, the run's page, the outcome, what was not verified, the handoff: each when there is one."""
+    lines: list[str] = []
     if progress.setup:
         lines += ["", f"Setup: {inert_line(progress.setup)}"]
     if progress.pr_url:
@@ -52,15 +65,21 @@ def render_progress(progress: Progress) -> str:
         lines += ["", "**Not verified:**", *(f"- {item}" for item in progress.not_verified)]
     if progress.handoff:
         lines += ["", "#### Handoff", "", *progress.handoff]
-    if progress.plan and (progress.waiting or progress.cancelled):
-        lines += ["", "---", "", progress.plan.rstrip()]
-    elif progress.plan:
-        lines += ["", "<details><summary>Plan</summary>", "", progress.plan.rstrip(), "", "</details>"]
-    if progress.contract and progress.contract_open:
-        lines += ["", "---", "", progress.contract.rstrip()]
-    elif progress.contract:
-        lines += ["", "<details><summary>Task contract</summary>", "", progress.contract.rstrip(), "", "</details>"]
-    return with_ci_section("\n".join(lines) + "\n", progress.ci)
+    return lines
+
+
+def _appendix(progress: Progress) -> list[str]:
+    """The plan and the contract: open when they are what the comment waits on, folded otherwise."""
+    lines: list[str] = []
+    for text, title, open_ in (
+        (progress.plan, "Plan", progress.waiting or bool(progress.cancelled)),
+        (progress.contract, "Task contract", progress.contract_open),
+    ):
+        if text and open_:
+            lines += ["", "---", "", text.rstrip()]
+        elif text:
+            lines += ["", f"<details><summary>{title}</summary>", "", text.rstrip(), "", "</details>"]
+    return lines
 
 
 def with_ci_section(body: str, record: CiRecord) -> str:
