@@ -56,7 +56,7 @@ port=$("${podman[@]}" port "$name-github" 8000/tcp | head -1 | sed 's/.*://')  #
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$work/app.pem" 2>/dev/null
 chmod 644 "$work/app.pem"  # the image runs as a non-root user
 "${podman[@]}" run -d --name "$name" --health-interval disable --network "container:$name-github" -v "$work/app.pem:/secrets/app.pem:ro" \
-  -e AIFIX_APP_ID=1 -e AIFIX_PRIVATE_KEY_PATH=/secrets/app.pem -e AIFIX_WEBHOOK_SECRET=check \
+  -e AIFIX_APP_ID=1 -e AIFIX_PRIVATE_KEY_PATH=/secrets/app.pem -e AIFIX_WEBHOOK_SECRET="$(openssl rand -hex 32)" \
   -e AIFIX_ANTHROPIC_API_KEY=not-used-by-the-check -e AIFIX_GITHUB_API_URL=http://127.0.0.1:9000/ \
   "$image" >/dev/null 2>"$work/run.log" || { cat "$work/run.log" >&2; exit 1; }  # its CMD: ai-fix serve on 0.0.0.0:8000
 

@@ -33,6 +33,8 @@ REQUIREMENT_FILES = (
 """Requirement files for tests, where projects keep them; `requirements.txt` too when the project cannot be installed."""
 NOT_FOR_TESTS = frozenset({"pip", "setuptools", "wheel", "tox", "nox", "build", "twine", "uv", "virtualenv"})
 """What a CI step installs to run tox, build or publish: not a test dependency."""
+TOOL_PLUGINS = ("tox-", "nox-")
+"""A package named so is a plugin of tox or nox (tox-uv, tox-gh-actions): it changes how they run, not the tests."""
 PRE_COMMIT_HOOKS = {
     "ruff": ("astral-sh/ruff-pre-commit", "charliermarsh/ruff-pre-commit"),
     "mypy": ("pre-commit/mirrors-mypy",),
@@ -165,6 +167,10 @@ def _pdm_and_hatch(root: Root, deps: Deps) -> None:
             return
 
 
+def _for_tests(name: str) -> bool:
+    return name not in NOT_FOR_TESTS and not name.startswith(TOOL_PLUGINS)
+
+
 def _pip_args(args: Iterable[str], deps: Deps, source: str) -> None:
     """A `pip install` line's or tox `deps`' arguments: the project's extras, requirement files, other packages."""
     reqs: list[str] = []
@@ -180,7 +186,7 @@ def _pip_args(args: Iterable[str], deps: Deps, source: str) -> None:
             wanted += [e.strip() for e in (m["extras"] or "").split(",") if e.strip()]
         elif arg.startswith("-") or (i > 0 and args[i - 1] in _VALUE_FLAGS):
             continue
-        elif (m := _NAME.match(arg)) is not None and normal(m[1]) not in NOT_FOR_TESTS and "/" not in arg:
+        elif (m := _NAME.match(arg)) is not None and _for_tests(normal(m[1])) and "/" not in arg:
             reqs.append(arg)
     deps.add(source, reqs, wanted, files)
 

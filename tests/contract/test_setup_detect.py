@@ -65,6 +65,19 @@ CASES = [
         [VENV, f"{PIP} -e .", tool("pytest")],
         id="no test extra: the project, then the test runner",
     ),
+    pytest.param(
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n[project.optional-dependencies]\ntests = ['pytest']\n",
+            "tests/test_a.py": "",
+            ".github/workflows/ci.yml": (
+                "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+                "      - run: python -Im pip install tox tox-uv tox-gh-actions 'coverage[toml]'\n"
+                "      - run: tox run -e py\n"
+            ),
+        },
+        [VENV, f"{PIP} -e '.[tests]' 'coverage[toml]'"],
+        id="the CI's tox and its plugins run tox, not the tests: they are not installed (structlog's ci.yml)",
+    ),
     pytest.param({"package.json": "{}", "package-lock.json": "{}"}, ["npm ci"], id="npm lock file"),
     pytest.param({"package.json": "{}", "pnpm-lock.yaml": ""}, ["pnpm install --frozen-lockfile"], id="pnpm"),
     pytest.param({"package.json": "{}", "yarn.lock": ""}, ["yarn install --immutable"], id="yarn"),

@@ -1,5 +1,6 @@
 """A real project, as a new user brings it: structlog 24.4.0's PyPI source release made a git repository, no
-`.github/ai-fix.yml`, a Python on PATH that has another structlog installed, no ruff and no mypy to be had.
+`.github/ai-fix.yml`, a Python on PATH that has another structlog installed, no ruff to be had (mypy comes with the
+project's typing extra and finds errors the release already had).
 `ai-fix run` (the real Anthropic client on the fake Messages API, a scripted model) on bwrap, with the
 dependencies coming from a local wheel directory (see tests/support/pypi_project.py).
 """
@@ -89,10 +90,12 @@ def test_setup_is_detected_the_baseline_tests_the_repository_and_a_missing_linte
         )
     contract = result.contract
     assert contract.setup_origin == "detected" and contract.sandbox.network == "setup"
-    assert contract.setup[1:] == [
-        ".ai-fix-env/venv/bin/python -m pip install -e '.[tests]'",
-        ".ai-fix-env/venv/bin/python -m pip install ruff || echo 'ai-fix: ruff could not be installed; the ruff check will not run'",
-        ".ai-fix-env/venv/bin/python -m pip install mypy || echo 'ai-fix: mypy could not be installed; the mypy check will not run'",
+    # The project's own environments: tox's tests and mypy environments' extras and coverage (ci.yml's tox-uv is
+    # tox's plugin, not the tests'); mypy comes with the typing extra, so only ruff is installed apart, at
+    # the version of the project's pre-commit hook.
+    assert [command.split(" > .ai-fix-env/install.log", 1)[0] for command in contract.setup[1:]] == [
+        ".ai-fix-env/venv/bin/python -m pip install -e '.[tests,typing]' 'coverage[toml]'",
+        ".ai-fix-env/venv/bin/python -m pip install ruff==0.5.2 || echo 'ai-fix: ruff==0.5.2 could not be installed; the ruff check will not run'",
     ]
     assert [(c.name, c.origin) for c in contract.checks] == [
         ("pytest", "detected"),
@@ -105,22 +108,25 @@ def test_setup_is_detected_the_baseline_tests_the_repository_and_a_missing_linte
     pytest_base, ruff_base, mypy_base = result.baseline.results
     assert pytest_base.status == "fail", pytest_base.output[-2000:]
     assert PINNED_TEST in {t.id for t in pytest_base.tests if t.status == "fail"}
-    assert (ruff_base.status, mypy_base.status) == ("not_run", "not_run")
+    assert ruff_base.status == "not_run", ruff_base.output[-2000:]
     assert "command not found: ruff" in ruff_base.reason and "not on this host's PATH" in ruff_base.reason
-    assert "missing Python module 'mypy'" in mypy_base.reason
+    # mypy runs, the project's mypy environment installed it; today's mypy finds errors the release already had.
+    assert mypy_base.status == "fail" and "Found 10 errors in 2 files" in mypy_base.output, mypy_base.output[-2000:]
 
-    # The run went on with the check that can run and ended with an accepted fix.
+    # The run went on with the checks that can run and ended with an accepted fix: mypy's errors are the base's.
     assert result.outcome == "accepted", result.reason
-    assert result.final is not None and [(r.name, r.status) for r in result.final.results] == [("pytest", "pass")]
+    assert "but for what already failed on the base commit" in result.reason
+    assert result.final is not None
+    assert [(r.name, r.status) for r in result.final.results] == [("pytest", "pass"), ("mypy", "fail")]
     assert len(fake.bodies) == len(SCRIPT)
     pr = (tmp_path / "out" / "pr.md").read_text()
     not_verified = pr.split("## Not verified", 1)[1].split("##", 1)[0]
     assert "`ruff`: the environment cannot run it: command not found: ruff" in not_verified
-    assert "`mypy`: the environment cannot run it: missing Python module 'mypy'" in not_verified
+    assert "mypy" not in not_verified, not_verified
     records = [json.loads(line) for line in (tmp_path / "out" / "trace.jsonl").read_text().splitlines()]
     [baseline] = [r for r in records if r["kind"] == "baseline"]
     assert baseline["setup"]["status"] == "ran" and baseline["setup"]["origin"] == "detected"
-    assert "setup: ran 4 detected commands in" in log.getvalue()
+    assert "setup: ran 3 detected commands in" in log.getvalue()
     assert "baseline: ruff not_run (the environment cannot run it: command not found: ruff" in log.getvalue()
     # The environment stayed out of the change.
     assert result.diff.files and [f.path for f in result.diff.files] == [BUGGY_FILE]

@@ -3,9 +3,9 @@
 It has a src layout, a `tests` extra, pytest, ruff and mypy configured, and a hatchling build: what a
 new user's ordinary Python repository looks like. Everything is pinned and fetched once into
 `.cache/test-projects/` (`scripts/setup.sh` runs `python -m tests.support.pypi_project`; a test that
-finds the cache empty fetches it itself): the sdist, every wheel its editable install with the
-`tests` extra needs (no ruff and no mypy among them: those checks cannot run), and a newer structlog
-wheel for the "host" Python, so a check that imported the host's copy would test other code.
+finds the cache empty fetches it itself): the sdist, every wheel its detected setup installs (the `tests` and
+`typing` extras and `coverage[toml]`, as its tox.ini's environments do; no ruff among them: that check cannot run),
+and a newer structlog wheel for the "host" Python, so a check that imported the host's copy would test other code.
 """
 
 from __future__ import annotations
@@ -23,12 +23,25 @@ SDIST = "structlog==24.4.0"
 HOST = "structlog==26.1.0"
 """Installed into the "host" Python in another version: the bug planted in the repository is not in it."""
 WHEELS = (
+    "ast-serialize==0.13.1",
+    "attrs==26.1.0",
+    "automat==25.4.16",
+    "constantly==23.10.4",
+    "coverage==7.18.0",
     "editables==0.6",
     "freezegun==1.5.5",
     "hatch-fancy-pypi-readme==25.1.0",
     "hatch-vcs==0.5.0",
     "hatchling==1.33.0",
+    "hyperlink==21.0.0",
+    "idna==3.21",
+    "incremental==24.11.0",
     "iniconfig==2.3.1",
+    "librt==0.17.0",
+    "markdown-it-py==4.3.0",
+    "mdurl==0.1.2",
+    "mypy==2.4.1",
+    "mypy-extensions==1.2.0",
     "packaging==26.4",
     "pathspec==1.1.1",
     "pluggy==1.7.0",
@@ -37,16 +50,20 @@ WHEELS = (
     "pytest==9.2.0",
     "pytest-asyncio==1.5.0",
     "python-dateutil==4.0.0",
+    "rich==15.0.0",
     "setuptools==84.2.1",
     "setuptools-scm==10.3.4",
     "simplejson==4.3.0",
     "tomlkit==0.15.2",
     "trove-classifiers==2026.9.21.13",
+    "twisted==26.10.0",
     "typing-extensions==4.16.0",
     "tzdata==2026.6",
     "vcs-versioning==2.6.0",
+    "zope-interface==8.7",
 )
-"""The build backend and the `tests` extra, resolved once and pinned, so every run installs the same."""
+"""The build backend, the `tests` and `typing` extras and coverage, resolved once and pinned, so every run installs the
+same."""
 KEPT_TESTS = ("__init__.py", "conftest.py", "additional_frame.py", "helpers.py", "test_stdlib.py")
 """The project's own tests kept in the repository (the rest are dropped to keep the suite's time)."""
 BUG = ('        return "warning"', '        return "warn"')
