@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 FLOORS: list[set[str]] = [
-    {"vocabulary", "errors", "settings", "redact", "markers", "markdown", "snapshot", "envdir", "secrets"},
+    {"vocabulary", "errors", "settings", "redact", "markers", "markdown", "snapshot", "envdir", "secrets", "labels"},
     {"github"},
     {"contract"},
     {"queue", "sandbox", "workspace", "model", "context"},

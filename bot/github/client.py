@@ -38,10 +38,13 @@ class Refused(GitHubStatusError):
 
 
 def _error_message(response: httpx.Response) -> str:
-    """GitHub's `message` plus the messages of its `errors` list (where "already exists" is said)."""
+    """GitHub's `message` plus the messages of its `errors` list (where "already exists" is said), or their `code`
+    where an error has no message (`already_exists` when a label is there)."""
     try:
         data = response.json()
-        details = " ".join(str(e.get("message", "")) for e in data.get("errors", []) if isinstance(e, dict))
+        details = " ".join(
+            str(e.get("message") or e.get("code", "")) for e in data.get("errors", []) if isinstance(e, dict)
+        )
         return f"{data.get('message', '')} {details}".strip()
     except (ValueError, AttributeError):
         return response.text

@@ -13,7 +13,7 @@ from bot.queue.database import Conn, Database, marks
 from bot.queue.history import History
 from bot.queue.models import PlanAnswer, Trigger
 from bot.queue.waiting import WaitingJobs
-from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, COMMAND_KINDS, OWN_FAMILY_KINDS, QUEUED, RUNNING, WORK_KINDS
+from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, OWN_FAMILY_KINDS, QUEUED, RUNNING, WORK_KINDS
 
 ACTIVE = (QUEUED, RUNNING, AWAITING_APPROVAL)
 """Jobs not ended yet: at most one of them (plus one queued follow-up) per issue or PR."""
@@ -57,7 +57,7 @@ class WorkQueue:
         awaiting approval; while one runs, exactly one follow-up is queued. Comments of a review already being
         handled merge into that job.
         """
-        if trigger.kind in COMMAND_KINDS:
+        if trigger.kind not in WORK_KINDS:  # commands and chores: one job each, never merged
             job_id = insert_job(self.db, conn, trigger, now)
             attach_trigger(conn, job_id, trigger)
             self.history.add(conn, job_id, QUEUED, {"kind": trigger.kind, "sender": trigger.sender})

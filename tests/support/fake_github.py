@@ -8,7 +8,8 @@ body against `tests/fixtures/openapi/ops/*.deref.json`. A request that breaks a 
 kept in `violations`; the `fake_github` fixture fails the test when any remain.
 
 Answers are built from the spec's own response examples (and checked against its response schemas), or
-for the three reads not in the subset, from the webhook fixtures' issue and pull request objects.
+for the three reads not in the subset, from the webhook fixtures' issue and pull request objects. Labels are
+kept per repository (`issues/create-label` answers 422 `already_exists` as GitHub does).
 """
 
 from __future__ import annotations
@@ -189,6 +190,8 @@ class FakeGitHub:
     """The login GitHub gives the App's bot account."""
     keeps_comments: bool = False
     """Whether comments the App posts show up in later listings, as on GitHub (off: the listing stays as set up)."""
+    labels: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """repo -> the labels created in it (`issues/create-label`); a name taken already is answered 422 as GitHub does."""
 
     def __post_init__(self) -> None:
         key = _app_key()
@@ -210,6 +213,7 @@ class FakeGitHub:
             "issues/list-comments": self._list_comments,
             "pulls/get": self._get_pull,
             "pulls/list-review-comments": self._list_review_comments,
+            "issues/create-label": self._create_label,
         }
         self._lock = threading.Lock()
         self._ids = iter(range(9_000_000, 10_000_000))
@@ -556,6 +560,23 @@ class FakeGitHub:
     def _get_pull(self, call: Call) -> httpx.Response:
         pull = self.pulls.get((f"{call.params['owner']}/{call.params['repo']}", int(call.params["pull_number"])))
         return httpx.Response(200, json=pull) if pull else httpx.Response(404, json={"message": "Not Found"})
+
+    def _create_label(self, call: Call) -> httpx.Response:
+        repo = f"{call.params['owner']}/{call.params['repo']}"
+        made = self.labels.setdefault(repo, [])
+        if any(label["name"].casefold() == call.json["name"].casefold() for label in made):
+            return httpx.Response(
+                422,
+                json={
+                    "message": "Validation Failed",
+                    "errors": [{"resource": "Label", "code": "already_exists", "field": "name"}],
+                    "documentation_url": "https://docs.github.com/rest/issues/labels#create-a-label",
+                },
+            )
+        label = self._example(call.op_id, "201")
+        label.update(id=next(self._ids), default=False, **call.json)
+        made.append(label)
+        return httpx.Response(201, json=label)
 
     def _list_review_comments(self, call: Call) -> httpx.Response:
         key = (f"{call.params['owner']}/{call.params['repo']}", int(call.params["pull_number"]))
