@@ -137,6 +137,8 @@ class Settings(BaseSettings):
     `cache_read` may be given too; else the input rate). A model with no price runs with its cost unknown."""
     sandbox: str = "auto"
     """Sandbox backend: auto | podman | docker | bwrap | none."""
+    sandbox_image: str = Field(default="python:3.12-slim", min_length=1)
+    """The container backends' image for a repository whose `.github/ai-fix.yml` names none (`sandbox.image`)."""
     sandbox_ro_paths: list[Path] = Field(default_factory=list)
     """Host toolchain folders mounted read-only in the sandbox (a Python outside /usr); JSON list in the environment."""
     sandbox_env: dict[str, str] = Field(default_factory=dict)

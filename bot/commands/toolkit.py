@@ -111,14 +111,22 @@ def model_override(spec: str | None) -> str | None:
     return None if spec is None or spec.startswith("replay:") else spec
 
 
+def operator_sandbox(config: SandboxConfig, settings: Settings) -> SandboxConfig:
+    """A repository's sandbox settings with the operator's applied: AIFIX_SANDBOX_PULL wins over `sandbox.pull`, and
+    AIFIX_SANDBOX_IMAGE is the image when `sandbox.image` names none."""
+    update: dict[str, object] = {"image": config.image or settings.sandbox_image}
+    if settings.sandbox_pull is not None:
+        update["pull"] = settings.sandbox_pull
+    return config.model_copy(update=update)
+
+
 def toolkit(settings: Settings, *, model: ModelOpener, sandbox: str | None = None) -> Toolkit:
     """How runs get their parts: `model` opens the backends, the sandbox backend is `sandbox` or AIFIX_SANDBOX."""
     kind = sandbox or settings.sandbox
 
     def sandbox_for(tree: Path, config: SandboxConfig, job: SandboxJob) -> Sandbox:
-        # The operator's pull policy wins over the repository's; caches and snapshots are kept per repository.
-        if settings.sandbox_pull is not None:
-            config = config.model_copy(update={"pull": settings.sandbox_pull})
+        # Caches and snapshots are kept per repository.
+        config = operator_sandbox(config, settings)
         job = replace(
             job,
             cache_dir=settings.work_dir.resolve() / "setup-cache" / repo_slug(job.repo),
