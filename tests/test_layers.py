@@ -21,7 +21,7 @@ FLOORS: list[set[str]] = [
     {"publish", "eval"},
     {"job"},
     {"viewer"},
-    {"intake"},
+    {"intake", "setup"},
     {"commands"},
 ]
 """Ground floor first. A package may import packages on lower floors only; the ground floor's modules may

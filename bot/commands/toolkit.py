@@ -98,6 +98,12 @@ def open_models(choice: ModelChoice, settings: Settings) -> Model:
     return RoutedModel(backends)
 
 
+def default_models(settings: Settings) -> Model:
+    """The models AIFIX_MODEL and AIFIX_SMALL_MODEL name, opened (a missing key is a ConfigError naming it)."""
+    small = small_for(settings.model, settings.small_model)
+    return open_models(ModelChoice(name=settings.model, small=small, reason="the defaults"), settings)
+
+
 def model_opener(spec: str | None, settings: Settings) -> ModelOpener:
     """`--model replay:TRACE` replays a trace (read now, so a bad path stops at start); else the settings' providers."""
     if spec and spec.startswith("replay:"):
@@ -173,7 +179,6 @@ def delivery_pipeline(settings: Settings) -> Pipeline:
     The default models are opened once here, so a missing key stops `ai-fix serve` at start; a repository's
     own `model:` config is opened with its job.
     """
-    small = small_for(settings.model, settings.small_model)
-    open_models(ModelChoice(name=settings.model, small=small, reason="the defaults"), settings).close()
+    default_models(settings).close()
     rounds = RoundPipeline(toolkit(settings, model=model_opener(None, settings)), run_link=run_links(settings))
     return GitHubJobs(rounds)
