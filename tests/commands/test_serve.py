@@ -166,6 +166,7 @@ def test_serve_says_at_start_what_the_cheap_checks_find(tmp_path):
     with serve(fake.asgi()) as github_url:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}
         env.update(
+            PYTHONPATH=str(Path(__file__).resolve().parents[2]),  # this checkout's bot/, whatever the venv installed
             AIFIX_APP_ID=str(fake.app_id),
             AIFIX_PRIVATE_KEY=fake.private_key_pem,
             AIFIX_WEBHOOK_SECRET="change-me",

@@ -49,6 +49,12 @@ def test_installing_the_app_creates_its_labels_in_each_repository(start_service,
     ]
     assert fake_github.calls_to("repos/get-collaborator-permission-level") == []
     assert fake_github.reactions == []
+    for name in ("installation/suspend", "installation/deleted"):  # other installation changes make no labels job
+        payload = load_payload(name)
+        payload["installation"]["id"] = INSTALLATION
+        payload.setdefault("repositories", [{"id": 12, "full_name": "Codertocat/Third"}])
+        assert deliver(svc.client, "installation", payload).status_code == 202
+    assert len(labels_jobs(svc)) == 2
 
 
 def test_labels_there_already_are_left_and_a_repository_that_refuses_is_logged(start_service, fake_github, caplog):
@@ -74,13 +80,3 @@ def test_labels_there_already_are_left_and_a_repository_that_refuses_is_logged(s
     assert other.status == "done" and "refused: ai-fix (403 Resource not accessible by integration)" in other.reason
     assert "Codertocat/Other: GitHub refused to create the labels" in caplog.text
     assert fake_github.pending_scripts() == 0
-
-
-def test_other_installation_changes_make_no_labels_job(start_service, fake_github):
-    svc = start_service(workers=False)
-    for name in ("installation/deleted", "installation/suspend"):
-        payload = load_payload(name)
-        payload["installation"]["id"] = INSTALLATION
-        payload.setdefault("repositories", [{"id": 10, "full_name": REPO}])
-        deliver(svc.client, "installation", payload)
-    assert labels_jobs(svc) == []
