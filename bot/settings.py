@@ -91,6 +91,13 @@ class Settings(BaseSettings):
     """A file holding the App's private key (PEM)."""
     webhook_secret: SecretStr | None = None
     """The secret GitHub signs deliveries with."""
+    client_id: str | None = None
+    """The App's OAuth client id (the setup page writes it with the rest; ai-fix itself signs in as the App)."""
+    client_secret: SecretStr | None = None
+    """The App's OAuth client secret: kept with the App's settings and redacted like every secret."""
+    env_file: Path | None = None
+    """The settings file read besides the environment (the environment wins); the setup page writes the App's
+    credentials to it. Unset: `.env` beside the SQLite database (in the working directory with PostgreSQL)."""
     database_url: str = "sqlite:///ai-fix.db"
     """Where jobs and deliveries live; a SQLite file in the working directory by default."""
     github_api_url: str = "https://api.github.com"
@@ -162,6 +169,8 @@ class Settings(BaseSettings):
     `cache_read` may be given too; else the input rate). A model with no price runs with its cost unknown."""
     sandbox: str = "auto"
     """Sandbox backend: auto | podman | docker | bwrap | none."""
+    sandbox_image: str = Field(default="python:3.12-slim", min_length=1)
+    """The container backends' image for a repository whose `.github/ai-fix.yml` names none (`sandbox.image`)."""
     sandbox_ro_paths: list[Path] = Field(default_factory=list)
     """Host toolchain folders mounted read-only in the sandbox (a Python outside /usr); JSON list in the environment."""
     sandbox_env: dict[str, str] = Field(default_factory=dict)
@@ -225,6 +234,25 @@ class Settings(BaseSettings):
         return [v for v in values if v]
 
 
+SQLITE_PREFIX = "sqlite:///"
+
+
+def settings_file(settings: Settings) -> Path:
+    """Where the settings file is: AIFIX_ENV_FILE, else `.env` beside the SQLite database (the working directory's
+    with PostgreSQL)."""
+    if settings.env_file is not None:
+        return settings.env_file
+    database = settings.database_url.partition("?")[0]
+    if database.startswith(SQLITE_PREFIX):
+        return Path(database.removeprefix(SQLITE_PREFIX)).parent / ".env"
+    return Path(".env")
+
+
+def app_configured(settings: Settings) -> bool:
+    """Whether any of the App's credentials is set; none is what `ai-fix serve`'s setup page is for."""
+    return settings.app_id is not None or settings.private_key is not None or settings.private_key_path is not None
+
+
 VARIABLE_PREFIXES = ("AIFIX_", "ANTHROPIC_", "OPENAI_", "AWS_", "CLOUD_ML_")
 """An error's location that is already a variable's name (an alias) is not prefixed again."""
 
@@ -236,14 +264,27 @@ _FIXES = {
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Build the settings from the environment; a malformed value raises one ConfigError line naming it."""
+    """Build the settings from the environment and the settings file (`settings_file()`, when there is
+    one; the environment wins); a malformed value raises one ConfigError line naming it."""
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+        path = settings_file(settings)
+        if not path.is_file():
+            return settings
+        return Settings(_env_file=path, **overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         err = exc.errors()[0]
         field = str(err["loc"][0]).upper() if err["loc"] else "*"
         name = field if field.startswith(VARIABLE_PREFIXES) else "AIFIX_" + field
         raise ConfigError(f"{name}: {err['msg']}; fix the variable and start again") from exc
+    except OSError as exc:  # the file is there but cannot be read (its mode, a directory)
+        raise ConfigError(
+            f"cannot read the settings file {path} ({exc.strerror}); fix its permissions or point AIFIX_ENV_FILE elsewhere"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"the settings file {path} is not UTF-8 text; point AIFIX_ENV_FILE at a NAME=value file"
+        ) from exc
 
 
 def require_server_settings(settings: Settings) -> None:

@@ -133,7 +133,11 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = get_args(AnswerKind)
 CommandKind = Literal["stop", "help", AnswerKind]
 """Short commands; a separate control worker runs them so `/agent stop` never waits behind long jobs."""
 COMMAND_KINDS: tuple[CommandKind, ...] = get_args(CommandKind)
-TriggerKind = Literal[WorkKind, CommandKind]
+ChoreKind = Literal["labels"]
+"""Upkeep ai-fix does on a repository by itself, with no issue and no person behind it (its labels, made when the
+App is installed on the repository); a worker of their own runs them, so they never wait behind work or commands."""
+CHORE_KINDS: tuple[ChoreKind, ...] = get_args(ChoreKind)
+TriggerKind = Literal[WorkKind, CommandKind, ChoreKind]
 """Every kind of trigger, and so of job."""
 RunKind = Literal[WorkKind, "local"]
 """What started a run of the loop: a job's kind, or `ai-fix run` on this machine."""

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 FLOORS: list[set[str]] = [
-    {"vocabulary", "errors", "settings", "redact", "markers", "markdown", "snapshot", "envdir", "secrets"},
+    {"vocabulary", "errors", "settings", "redact", "markers", "markdown", "snapshot", "envdir", "secrets", "labels"},
     {"github"},
     {"contract"},
     {"queue", "sandbox", "workspace", "model", "context"},
@@ -21,7 +21,7 @@ FLOORS: list[set[str]] = [
     {"publish", "eval"},
     {"job"},
     {"viewer"},
-    {"intake"},
+    {"intake", "setup"},
     {"commands"},
 ]
 """Ground floor first. A package may import packages on lower floors only; the ground floor's modules may

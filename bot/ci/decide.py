@@ -14,8 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from bot.ci.models import NO_CI_FIX_LABEL, CiNote, CiRecord, FailedCheck, HeadCi, NoteKind, Rerun
+from bot.ci.models import CiNote, CiRecord, FailedCheck, HeadCi, NoteKind, Rerun
 from bot.contract.models import CiConfig
+from bot.labels import NO_CI_FIX_LABEL
 from bot.vocabulary import FAILED
 
 

@@ -11,8 +11,6 @@ from bot.vocabulary import RerunOutcome
 
 FAILING = frozenset({"failure", "timed_out"})
 """Check conclusions that start a round (a commit status's `failure` and `error` count too)."""
-NO_CI_FIX_LABEL = "ai-fix:no-ci-fix"
-"""A pull request carrying this label is left alone: no re-run, no round."""
 CI_RECORD = "ci"
 MAX_NOTES = 30
 

@@ -20,6 +20,7 @@ HANDLERS = {
     "context": "bot.commands.context:context_main",
     "view": "bot.commands.view:view_main",
     "eval": "bot.commands.eval:eval_main",
+    "doctor": "bot.commands.doctor:doctor_main",
 }
 
 
@@ -30,8 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="the webhook server plus in-process workers")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--force", action="store_true", help="let the setup page replace an existing settings file (AIFIX_ENV_FILE)"
+    )
 
     sub.add_parser("worker", help="workers only, sharing the queue in the same database")
+    doctor = sub.add_parser("doctor", help="check the settings, the App, the database, the sandbox and the model")
+    doctor.add_argument("--json", action="store_true", help="print the findings as one JSON object")
     sub.add_parser("migrate", help="apply the job store's schema migrations (AIFIX_DATABASE_URL) and exit")
 
     contract = sub.add_parser("contract", help="print the task contract for an issue as JSON (dry run)")

@@ -1,21 +1,32 @@
-"""`ai-fix serve`: the webhook server and AIFIX_WORKERS in-process workers under uvicorn (SIGTERM drains)."""
+"""`ai-fix serve`: the webhook server and AIFIX_WORKERS in-process workers under uvicorn (SIGTERM drains).
+
+With no GitHub App configured it serves the setup page instead (`setup_mode.py`), and the service once
+the page has registered one.
+"""
 
 from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import signal
 import threading
 from types import FrameType
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
-from bot.commands.services import build_services
+from bot.commands.checkup import start_problems
+from bot.commands.services import build_services, log_to_stderr
+from bot.commands.setup_mode import setup_mode
 from bot.intake.app import create_app
 from bot.intake.connections import ConnectionLimits, guarded_protocol
+from bot.queue.store import Store
 from bot.queue.worker import WorkerPool
-from bot.settings import Settings
+from bot.settings import Settings, app_configured, load_settings
+
+log = logging.getLogger(__name__)
 
 
 class DrainingServer(uvicorn.Server):
@@ -31,26 +42,37 @@ class DrainingServer(uvicorn.Server):
 
 
 def serve_main(args: argparse.Namespace) -> int:
-    s = build_services()
-    pool = WorkerPool(s.store, s.github, s.pipeline, s.settings)
+    log_to_stderr()
     closing = threading.Event()
-    # Once at start: which PRs are ai-fix's is decided on every delivery, from the author GitHub names.
-    app = create_app(
-        s.settings, store=s.store, bot_login=s.github.bot_login(), services=[pool, FrozenHeap()], closing=closing
-    )
+    stores: list[Store] = []
+
+    def start() -> Starlette:
+        s = build_services()
+        stores.append(s.store)
+        for problem in start_problems(s.settings):
+            log.warning("%s: %s; %s (ai-fix doctor checks everything)", problem.name, problem.detail, problem.fix)
+        pool = WorkerPool(s.store, s.github, s.pipeline, s.settings)
+        # Once at start: which PRs are ai-fix's is decided on every delivery, from the author GitHub names.
+        return create_app(
+            s.settings, store=s.store, bot_login=s.github.bot_login(), services=[pool, FrozenHeap()], closing=closing
+        )
+
+    settings = load_settings()
+    app: ASGIApp = start() if app_configured(settings) else setup_mode(args, settings, start)
     # uvicorn drains on SIGTERM/SIGINT (lifespan shutdown stops the workers), then re-raises the signal
     # under the handlers found at start: with these, a drained server (or one still starting) exits 0.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, exit_cleanly)
-    config = server_config(app, s.settings, host=args.host, port=args.port)
+    config = server_config(app, settings, host=args.host, port=args.port)
     try:
         DrainingServer(config, closing).run()
     finally:
-        s.store.close()
+        for store in stores:
+            store.close()
     return 0
 
 
-def server_config(app: Starlette, settings: Settings, *, host: str, port: int) -> uvicorn.Config:
+def server_config(app: ASGIApp, settings: Settings, *, host: str, port: int) -> uvicorn.Config:
     """uvicorn's settings for the service: its own HTTP protocol, holding every client to the deadlines and the
     connection limit (`bot.intake.connections`)."""
     limits = ConnectionLimits(settings.header_timeout, settings.body_timeout, settings.max_connections)

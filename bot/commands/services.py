@@ -45,9 +45,13 @@ class Services:
     pipeline: Pipeline
 
 
+def log_to_stderr() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
 def build_services() -> Services:
     """Everything `serve` and `worker` need, checked at start: a bad setting stops here with one line."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_to_stderr()
     settings = load_settings()
     require_server_settings(settings)
     store = Store.from_url(settings.database_url)

@@ -98,6 +98,12 @@ def open_models(choice: ModelChoice, settings: Settings) -> Model:
     return RoutedModel(backends)
 
 
+def default_models(settings: Settings) -> Model:
+    """The models AIFIX_MODEL and AIFIX_SMALL_MODEL name, opened (a missing key is a ConfigError naming it)."""
+    small = small_for(settings.model, settings.small_model)
+    return open_models(ModelChoice(name=settings.model, small=small, reason="the defaults"), settings)
+
+
 def model_opener(spec: str | None, settings: Settings) -> ModelOpener:
     """`--model replay:TRACE` replays a trace (read now, so a bad path stops at start); else the settings' providers."""
     if spec and spec.startswith("replay:"):
@@ -111,14 +117,22 @@ def model_override(spec: str | None) -> str | None:
     return None if spec is None or spec.startswith("replay:") else spec
 
 
+def operator_sandbox(config: SandboxConfig, settings: Settings) -> SandboxConfig:
+    """A repository's sandbox settings with the operator's applied: AIFIX_SANDBOX_PULL wins over `sandbox.pull`, and
+    AIFIX_SANDBOX_IMAGE is the image when `sandbox.image` names none."""
+    update: dict[str, object] = {"image": config.image or settings.sandbox_image}
+    if settings.sandbox_pull is not None:
+        update["pull"] = settings.sandbox_pull
+    return config.model_copy(update=update)
+
+
 def toolkit(settings: Settings, *, model: ModelOpener, sandbox: str | None = None) -> Toolkit:
     """How runs get their parts: `model` opens the backends, the sandbox backend is `sandbox` or AIFIX_SANDBOX."""
     kind = sandbox or settings.sandbox
 
     def sandbox_for(tree: Path, config: SandboxConfig, job: SandboxJob) -> Sandbox:
-        # The operator's pull policy wins over the repository's; caches and snapshots are kept per repository.
-        if settings.sandbox_pull is not None:
-            config = config.model_copy(update={"pull": settings.sandbox_pull})
+        # Caches and snapshots are kept per repository.
+        config = operator_sandbox(config, settings)
         job = replace(
             job,
             cache_dir=settings.work_dir.resolve() / "setup-cache" / repo_slug(job.repo),
@@ -166,7 +180,6 @@ def delivery_pipeline(settings: Settings) -> Pipeline:
     The default models are opened once here, so a missing key stops `ai-fix serve` at start; a repository's
     own `model:` config is opened with its job.
     """
-    small = small_for(settings.model, settings.small_model)
-    open_models(ModelChoice(name=settings.model, small=small, reason="the defaults"), settings).close()
+    default_models(settings).close()
     kit = toolkit(settings, model=model_opener(None, settings))
     return GitHubJobs(JobTools(kit, run_link=run_links(settings)))

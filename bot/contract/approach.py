@@ -7,8 +7,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-PLAN_LABEL = "ai-fix:plan"
-"""An issue with this label plans first and waits for approval, whatever `.github/ai-fix.yml` says."""
 APPROACHES = 2
 """How many approaches a plan compares."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from bot.contract.approach import PLAN_LABEL, Approval
+from bot.contract.approach import Approval
 from bot.contract.config import CONFIG_PATH, RepoConfig, parse_config
 from bot.contract.criteria import criterion_kind
 from bot.contract.detect import detect_checks
@@ -33,6 +33,7 @@ from bot.contract.sanitize import describe_removed, sanitize
 from bot.contract.sections import HEADINGS, IssueSections, parse_sections
 from bot.contract.setup import detect_setup
 from bot.errors import ConfigError
+from bot.labels import PLAN_LABEL
 from bot.snapshot import WRITE_PERMISSIONS, Comment, Snapshot
 from bot.vocabulary import BEHAVIOUR, NEEDS_CLARIFICATION, REGRESSION
 

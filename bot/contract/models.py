@@ -135,7 +135,8 @@ SETUP_INPUTS: tuple[str, ...] = (
 
 
 class SandboxConfig(BaseModel):
-    image: str = "python:3.12-slim"
+    image: str | None = None
+    """Container backends' image; None: the operator's AIFIX_SANDBOX_IMAGE (python:3.12-slim unless set)."""
     network: Literal["none", "setup"] = "none"
     """`setup`: network only while the setup commands run."""
     pids: int = 512

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import httpx
 from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
@@ -38,10 +38,13 @@ class Refused(GitHubStatusError):
 
 
 def _error_message(response: httpx.Response) -> str:
-    """GitHub's `message` plus the messages of its `errors` list (where "already exists" is said)."""
+    """GitHub's `message` plus the messages of its `errors` list (where "already exists" is said), or their `code`
+    where an error has no message (`already_exists` when a label is there)."""
     try:
         data = response.json()
-        details = " ".join(str(e.get("message", "")) for e in data.get("errors", []) if isinstance(e, dict))
+        details = " ".join(
+            str(e.get("message") or e.get("code", "")) for e in data.get("errors", []) if isinstance(e, dict)
+        )
         return f"{data.get('message', '')} {details}".strip()
     except (ValueError, AttributeError):
         return response.text
@@ -72,6 +75,12 @@ def calling(what: str = "", handled: tuple[int, ...] = ()) -> Iterator[None]:
             status,
         ) from None
     except GitHubException as exc:
+        origin = getattr(exc, "exc", None)  # what a RequestError wraps
+        if origin is not None and type(origin).__module__.partition(".")[0] == "jwt":  # PyJWT refused the key
+            raise GitHubError(
+                f"the App's private key cannot sign its JWT ({type(origin).__name__}: {origin}); set "
+                "AIFIX_PRIVATE_KEY or AIFIX_PRIVATE_KEY_PATH to the .pem downloaded from the App's settings page"
+            ) from None
         raise GitHubError(
             f"GitHub {what or 'call'} failed ({exc.__class__.__name__}); check AIFIX_GITHUB_API_URL and the network"
         ) from None
@@ -244,19 +253,54 @@ class GitHubApp:
             "user_agent": "ai-fix",
         }
         self.app = GitHub(AppAuthStrategy(app_id, private_key), **self._options)
-        self._bot_login = ""
+        self._about: dict[str, Any] = {}
 
-    def bot_login(self) -> str:
-        """This App's bot user, `<slug>[bot]`, from GET /app (once): the author of every PR and comment the App writes."""
-        if self._bot_login:
-            return self._bot_login
+    def about(self) -> dict[str, Any]:
+        """The App as GitHub describes it (GET /app with its JWT, once): `slug`, `name`, `html_url`, ..."""
+        if self._about:
+            return self._about
         with calling("GET /app"):
-            data = self.app.rest.apps.get_authenticated().json()
+            data: Any = self.app.rest.apps.get_authenticated().json()
         slug = data.get("slug") if isinstance(data, dict) else None
         if not isinstance(slug, str) or not slug:
             raise GitHubError("GET /app answered without the App's slug; check AIFIX_APP_ID and AIFIX_GITHUB_API_URL")
-        self._bot_login = f"{slug}[bot]"
-        return self._bot_login
+        self._about = data
+        return self._about
+
+    def bot_login(self) -> str:
+        """This App's bot user, `<slug>[bot]`: the author of every PR and comment the App writes."""
+        return f"{self.about()['slug']}[bot]"
+
+    def installations(self) -> list[dict[str, Any]]:
+        """Every installation of the App (`id`, `account`, `repository_selection`, ...)."""
+        found: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            with calling("GET /app/installations"):
+                batch = cast(
+                    list[dict[str, Any]], self.app.rest.apps.list_installations(per_page=PER_PAGE, page=page).json()
+                )
+            found += batch
+            if len(batch) < PER_PAGE:
+                return found
+            page += 1
+
+    def installation_repos(self, installation_id: int) -> list[str]:
+        """The repositories (`owner/name`) an installation reaches, read with a token that can only read metadata."""
+        with calling(f"POST access token for installation {installation_id}"):
+            data = self.app.rest.apps.create_installation_access_token(
+                installation_id, permissions={"metadata": "read"}
+            ).json()
+        client = GitHub(TokenAuthStrategy(data["token"]), **self._options)
+        names: list[str] = []
+        page = 1
+        while True:
+            with calling(f"GET repositories of installation {installation_id}"):
+                batch = client.rest.apps.list_repos_accessible_to_installation(per_page=PER_PAGE, page=page).json()
+            names += [repo["full_name"] for repo in batch.get("repositories", [])]
+            if len(batch.get("repositories", [])) < PER_PAGE:
+                return names
+            page += 1
 
     def for_repo(self, installation_id: int, repo: str) -> RepoClient:
         """A client whose installation token reaches only `repo` (one token per job, valid for an hour)."""

@@ -60,6 +60,8 @@ def _apply_installation(store: Store, conn: Conn, change: InstallationChange, no
         store.work.cancel_where(
             conn, "installation_id = ? AND repo = ?", (change.installation_id, repo), f"the App was removed from {repo}"
         )
+    for chore in change.label_chores():
+        store.work.enqueue(conn, chore, now)
 
 
 def _work(decision: Decision) -> str | None:

@@ -10,11 +10,11 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.contract.approach import PLAN_LABEL
 from bot.intake.ci_triggers import ci_trigger
 from bot.intake.commands import parse_command
 from bot.intake.events import Event
 from bot.intake.shapes import Unusable, as_dict, items, text
+from bot.labels import PLAN_LABEL
 from bot.markers import is_login, opened_by_ai_fix, own_pull
 from bot.queue.models import GitHubId, IssueText, Login, RepoName, Trigger
 from bot.vocabulary import IGNORED, PING
@@ -47,11 +47,33 @@ class InstallationChange(BaseModel):
     """created | deleted | suspend | unsuspend | new_permissions_accepted | added | removed."""
     repos_added: list[RepoName] = Field(default_factory=list)
     repos_removed: list[RepoName] = Field(default_factory=list)
+    repo_ids: dict[RepoName, GitHubId] = Field(default_factory=dict)
+    """The added repositories' ids, as the payload gives them."""
+    sender: Login = ""
+    delivery_id: str = ""
     outcome: Literal["installation"] = "installation"
 
     @property
     def stops_work(self) -> bool:
         return self.action in ("deleted", "suspend")
+
+    def label_chores(self) -> list[Trigger]:
+        """A `labels` job for each repository the App was just installed on (the repository's id is its number)."""
+        if self.action not in ("created", "added"):
+            return []
+        return [
+            Trigger(
+                kind="labels",
+                repo=repo,
+                number=self.repo_ids[repo],
+                installation_id=self.installation_id,
+                sender=self.sender,
+                delivery_id=self.delivery_id,
+                origin="github",
+            )
+            for repo in self.repos_added
+            if repo in self.repo_ids
+        ]
 
 
 class LabelRemoved(BaseModel):
@@ -231,15 +253,19 @@ def _installation(event: Event) -> Decision:
         return Ignored("installation event without an installation id")
     account = as_dict(installation.get("account")).get("login") or ""
 
-    def names(key: str) -> list[str]:
-        return [r["full_name"] for r in items(payload, key, key) if isinstance(r, dict) and r.get("full_name")]
+    def repos(key: str) -> list[dict[str, Any]]:
+        return [r for r in items(payload, key, key) if isinstance(r, dict) and r.get("full_name")]
 
+    added = repos("repositories_added") or repos("repositories")
     return InstallationChange(
         installation_id=cast(int, installation.get("id")),
         account=account,
         action=event.action,
-        repos_added=names("repositories_added") or names("repositories"),
-        repos_removed=names("repositories_removed"),
+        repos_added=[r["full_name"] for r in added],
+        repos_removed=[r["full_name"] for r in repos("repositories_removed")],
+        repo_ids={r["full_name"]: r["id"] for r in added if isinstance(r.get("id"), int)},
+        sender=as_dict(payload.get("sender")).get("login") or "",
+        delivery_id=event.delivery_id,
     )
 
 

@@ -14,14 +14,13 @@ from pydantic import BaseModel
 
 from bot.errors import GitHubError
 from bot.github.client import Refused, RepoClient, calling
+from bot.labels import HANDOFF_LABEL, UNVERIFIED_LABEL
 from bot.markdown import unlinked
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker, marker, own_pull
 from bot.publish.checkrun import CHECK_NAME, CheckRunOutput
 from bot.redact import RedactionError, safe_outgoing
 from bot.vocabulary import FAILED, HANDED_OFF, UNVERIFIED
 
-HANDOFF_LABEL = "ai-fix:handoff"
-UNVERIFIED_LABEL = "ai-fix:unverified"
 OUTCOME_LABELS = {HANDED_OFF: HANDOFF_LABEL, FAILED: HANDOFF_LABEL, UNVERIFIED: UNVERIFIED_LABEL}
 """The label a PR carries for each outcome that is not a verified fix; an accepted PR carries neither."""
 REPLY_KIND = "reply"

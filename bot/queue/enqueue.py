@@ -79,7 +79,7 @@ class WorkQueue:
         awaiting approval; while one runs, exactly one follow-up is queued. Comments of a review already being
         handled merge into that job.
         """
-        if trigger.kind in COMMAND_KINDS:
+        if trigger.kind not in WORK_KINDS:  # commands and chores: one job each, never merged
             job_id = insert_job(self.db, conn, trigger, now)
             attach_trigger(conn, job_id, trigger)
             self.history.add(conn, job_id, QUEUED, {"kind": trigger.kind, "sender": trigger.sender})

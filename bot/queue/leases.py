@@ -16,7 +16,7 @@ from bot.queue.history import History
 from bot.queue.lookup import JobLookup
 from bot.queue.models import MAX_ATTEMPTS, Job
 from bot.queue.waiting import WaitingJobs
-from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, COMMAND_KINDS, FAILED, QUEUED, RUNNING, WORK_KINDS
+from bot.vocabulary import AWAITING_APPROVAL, CANCELLED, FAILED, QUEUED, RUNNING, WORK_KINDS
 
 
 def reclaim_expired(db: Database, history: History, conn: Conn, now: float) -> None:
@@ -58,16 +58,16 @@ class Leases:
     def claim(self, owner: str, kinds: Sequence[str], lease_seconds: float, limits: Limits = NO_LIMITS) -> Job | None:
         """Take the oldest runnable job of `kinds` that `limits` let start, leased to `owner`; None when there is none."""
         now = self.clock()
-        commands = set(kinds) <= set(COMMAND_KINDS)
+        short = set(kinds).isdisjoint(WORK_KINDS)  # commands and chores: no target to hold, no limits
         exclusive = (
             ""
-            if commands
+            if short
             else (
                 "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.repo = j.repo AND r.number = j.number "
                 f"AND r.status IN ('{RUNNING}', '{AWAITING_APPROVAL}') AND r.kind IN ({marks(WORK_KINDS)}))"
             )
         )
-        governed, governed_params = ("", []) if commands else allowed(limits, now)
+        governed, governed_params = ("", []) if short else allowed(limits, now)
         with self.db.transaction() as conn:
             reclaim_expired(self.db, self.history, conn, now)
             self.waiting.wake_expired(conn, now)

@@ -59,6 +59,19 @@ def migrate(db: Database, now: float) -> list[Migration]:
     return pending
 
 
+SCHEMA_TABLE_EXISTS = {
+    "sqlite": "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+    "postgresql": "SELECT 1 WHERE to_regclass('schema_migrations') IS NOT NULL",
+}
+
+
+def pending(db: Database) -> list[Migration]:
+    """The migrations this database lacks, read without changing it (all of them on an empty database)."""
+    with db.reading() as conn:
+        done = applied(conn) if conn.execute(SCHEMA_TABLE_EXISTS[db.dialect]).fetchone() else set()
+    return [m for m in migrations(db.dialect) if m.version not in done]
+
+
 def unknown_versions(db: Database) -> list[int]:
     """Versions recorded in the database that this ai-fix does not know: a newer ai-fix migrated it."""
     known = {m.version for m in migrations(db.dialect)}

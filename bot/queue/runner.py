@@ -12,7 +12,9 @@ from importlib import resources
 from typing import Protocol
 
 from bot.github.client import RepoClient
+from bot.labels import ai_fix_labels
 from bot.queue.capture import IssueChanged, Permissions, capture_snapshot
+from bot.queue.chores import make_labels
 from bot.queue.models import Job, PlanAnswer, Trigger
 from bot.queue.pipeline import JobContext, JobInterrupted, JobOutcome, Pipeline
 from bot.queue.store import Store
@@ -20,7 +22,16 @@ from bot.redact import redact
 from bot.secrets import held_secrets
 from bot.settings import Settings
 from bot.snapshot import WRITE_PERMISSIONS, Snapshot
-from bot.vocabulary import ANSWER_KINDS, AWAITING_APPROVAL, CANCELLED, COMMAND_KINDS, DONE, FAILED, REJECTED
+from bot.vocabulary import (
+    ANSWER_KINDS,
+    AWAITING_APPROVAL,
+    CANCELLED,
+    CHORE_KINDS,
+    DONE,
+    FAILED,
+    REJECTED,
+    WORK_KINDS,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +96,7 @@ class JobRunner:
                 reason = f"{who}: write, maintain or admin permission on {job.repo} is needed to start ai-fix"
                 self.store.leases.finish(job.id, self.owner, REJECTED, reason)
                 return
-            if job.kind in COMMAND_KINDS:
+            if job.kind not in WORK_KINDS:
                 self._command(job, accepted[0], client)
                 return
             self._work(job, accepted, client, permission)
@@ -134,6 +145,8 @@ class JobRunner:
                 client.create_comment(job.number, f"`/agent {job.kind}`: {reason}, so there is nothing to answer.")
             else:
                 reason = f"answered the plan of job {woken}"
+        elif job.kind in CHORE_KINDS:
+            reason = make_labels(client, ai_fix_labels(self.settings.trigger_label))
         else:
             client.create_comment(job.number, help_text(self.settings))
             reason = "posted the list of commands"

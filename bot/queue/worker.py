@@ -24,7 +24,7 @@ from bot.queue.pipeline import Pipeline
 from bot.queue.runner import GitHubApps, JobRunner
 from bot.queue.store import Store
 from bot.settings import Settings
-from bot.vocabulary import COMMAND_KINDS, WORK_KINDS, TriggerKind
+from bot.vocabulary import CHORE_KINDS, COMMAND_KINDS, WORK_KINDS, TriggerKind
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def tell_waiting(store: Store, github: GitHubApps, limits: Limits) -> None:
 
 
 class WorkerPool:
-    """N job workers, one control worker for `/agent stop|help`, and a lease-renewing heartbeat."""
+    """N job workers, one control worker for `/agent stop|help`, one for chores, and a lease-renewing heartbeat."""
 
     def __init__(
         self,
@@ -97,6 +97,7 @@ class WorkerPool:
             (WORK_KINDS, f"ai-fix-worker-{i}") for i in range(self.workers)
         ]
         loops.append((COMMAND_KINDS, "ai-fix-control"))
+        loops.append((CHORE_KINDS, "ai-fix-chores"))
         for kinds, name in loops:
             thread = threading.Thread(target=self._loop, args=(kinds,), name=name, daemon=True)
             thread.start()

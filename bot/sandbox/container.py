@@ -83,7 +83,12 @@ class ContainerSandbox:
         reason = probe_engine(self.engine)
         if reason:
             raise SandboxUnavailable(reason)
-        base_id = ensure_image(self.engine, self.config.image, self.config.pull, self._job.progress)
+        image = self.config.image
+        if image is None:  # the opener puts the operator's default in; a caller that did not gets told
+            raise SandboxUnavailable(
+                f"{self.engine}: no image to run: set sandbox.image in .github/ai-fix.yml or AIFIX_SANDBOX_IMAGE"
+            )
+        base_id = ensure_image(self.engine, image, self.config.pull, self._job.progress)
         self._snapshots = SetupSnapshots.look_up(self.engine, self._job, base_id)
         identity = sandbox_identity()
         grant_workspace(self.workspace, identity)
@@ -91,7 +96,7 @@ class ContainerSandbox:
         spec = ContainerSpec(
             self.engine, self.config, identity, self.workspace, dirs.control, self._ro_paths, self._extra_env
         )
-        self._container = JobContainer(spec, self._snapshots.found or self.config.image, dirs.engine_cwd)
+        self._container = JobContainer(spec, self._snapshots.found or image, dirs.engine_cwd)
         try:
             self._container.run()
         except SandboxUnavailable:

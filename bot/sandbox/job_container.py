@@ -168,7 +168,7 @@ class JobContainer:
         self._server.stop()
         if not self._up:
             self.run()
-        self._server.start(self.name, self.spec.config.image)
+        self._server.start(self.name, self.image)
 
     def _kill_all(self) -> None:
         """SIGKILL every process of the sandbox user: the command's tree, sessions it escaped to, the server.

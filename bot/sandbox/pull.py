@@ -40,7 +40,7 @@ def ensure_image(engine: Engine, image: str, policy: PullPolicy, progress: Calla
         return present
     if present is None and policy == "never":
         raise ImageUnavailable(
-            f"{engine}: image {image!r} (sandbox.image in .github/ai-fix.yml) is not present locally and the pull "
+            f"{engine}: image {image!r} (sandbox.image in .github/ai-fix.yml, else AIFIX_SANDBOX_IMAGE) is not present locally and the pull "
             f"policy is `never` (sandbox.pull, or AIFIX_SANDBOX_PULL); fetch or build it on this host first "
             f"(`{engine} pull {image}`, `{engine} load` or `{engine} build`), or allow pulls with `sandbox.pull: missing`"
         )
@@ -78,7 +78,7 @@ def pull(engine: Engine, image: str, progress: Callable[[str], None], timeout: f
     if code != 0:
         message = last_line(lines.text().encode(), f"exit {code}")
         raise ImageUnavailable(
-            f"{engine}: cannot pull image {image!r} (sandbox.image in .github/ai-fix.yml): {message}; check the image "
+            f"{engine}: cannot pull image {image!r} (sandbox.image in .github/ai-fix.yml, else AIFIX_SANDBOX_IMAGE): {message}; check the image "
             f"name and that this host can reach its registry, or fetch it by hand (`{engine} pull {image}`)"
         )
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bot.ci.decide import PullFacts, decide, refused_reruns
-from bot.ci.models import NO_CI_FIX_LABEL, CiRecord, FailedCheck, HeadCi, Rerun, WorkflowRun
+from bot.ci.models import CiRecord, FailedCheck, HeadCi, Rerun, WorkflowRun
 from bot.contract.models import CiConfig
+from bot.labels import NO_CI_FIX_LABEL
 
 HEAD = "a" * 40
 OTHER = "b" * 40

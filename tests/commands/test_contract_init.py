@@ -86,6 +86,7 @@ def test_init_writes_config_and_form_then_contract_uses_them(tmp_path: Path) -> 
     assert "checks detected: go-test (go test ./...)" in first.stdout
     config = parse_config((repo / ".github/ai-fix.yml").read_text())
     assert [c.name for c in config.checks] == ["go-test"]
+    assert config.sandbox.image is None, "an init'ed repository takes the operator's AIFIX_SANDBOX_IMAGE"
     assert (repo / ".github/ISSUE_TEMPLATE/ai-fix.yml").is_file()
     (repo / ".github/ai-fix.yml").write_text("# edited by hand\n")
     again = run("init", str(repo))

@@ -1,4 +1,5 @@
-"""`ai-fix serve` refuses to start on a missing or malformed setting, with one line naming it."""
+"""`ai-fix serve` refuses to start on a missing or malformed setting, with one line naming it (with no App at all it
+serves the setup page instead: test_setup_mode.py)."""
 
 import os
 import signal
@@ -108,7 +109,8 @@ def test_serve_stops_at_start_with_one_line(tmp_path, monkeypatch, capsys, env, 
 
 
 def test_the_installed_command_exits_2(tmp_path):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}
+    # Half an App (a key, no id) is a mistake to report; no App at all is setup mode (test_setup_mode.py).
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")} | {"AIFIX_PRIVATE_KEY": KEY}
     result = subprocess.run(
         [AI_FIX, "serve"], env=clean, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
     )
@@ -174,3 +176,34 @@ def _answers(url: str) -> bool:
         return httpx.get(url, timeout=1).status_code == 200
     except httpx.TransportError:
         return False
+
+
+def test_serve_says_at_start_what_the_cheap_checks_find(tmp_path):
+    """The webhook secret, the database and the disk are checked as the service starts; a problem is said with its fix."""
+    fake = FakeGitHub()
+    with serve(fake.asgi()) as github_url:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AIFIX_")}
+        env.update(
+            PYTHONPATH=str(Path(__file__).resolve().parents[2]),  # this checkout's bot/, whatever the venv installed
+            AIFIX_APP_ID=str(fake.app_id),
+            AIFIX_PRIVATE_KEY=fake.private_key_pem,
+            AIFIX_WEBHOOK_SECRET="change-me",
+            AIFIX_DATABASE_URL=f"sqlite:///{tmp_path / 'ai-fix.db'}",
+            AIFIX_GITHUB_API_URL=github_url + "/",
+            AIFIX_WORKERS="0",
+            AIFIX_ANTHROPIC_API_KEY="sk-ant-unused-0123456789",
+        )
+        port = free_port()
+        log = tmp_path / "serve.log"
+        with log.open("wb") as out:
+            server = subprocess.Popen(
+                [AI_FIX, "serve", "--port", str(port)], env=env, cwd=tmp_path, stdout=out, stderr=out
+            )
+        try:
+            # Said as a warning here; a service that refuses a weak secret outright says the same before it exits.
+            wait_until(lambda: "webhook secret" in log.read_text() or server.poll() is not None, timeout=60)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    said = [line for line in log.read_text().splitlines() if "AIFIX_WEBHOOK_SECRET is a placeholder" in line]
+    assert said and "openssl rand -hex 32" in said[0], log.read_text()

@@ -9,10 +9,10 @@ from contextlib import ExitStack
 import pytest
 
 from bot.commands.demo import sample
+from bot.labels import HANDOFF_LABEL
 from bot.markdown import is_github_url
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.model.scripted import call, turn
-from bot.publish.github_out import HANDOFF_LABEL
 from bot.publish.models import read_rounds
 from tests.support.markdown import render
 from tests.support.runs import CHECK, FIX, SAMPLE_CRITERIA

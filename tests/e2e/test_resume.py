@@ -13,10 +13,10 @@ import httpx
 import pytest
 
 from bot.job.state import trace_file
+from bot.labels import HANDOFF_LABEL
 from bot.markers import PR_KIND, find_marker
 from bot.model.base import ModelRequest
 from bot.model.scripted import ScriptedModel, Turn, call, turn
-from bot.publish.github_out import HANDOFF_LABEL
 from tests.support.runs import PLAN
 from tests.support.webhooks import REPO
 from tests.support.worker import Worker, open_worker

@@ -9,9 +9,9 @@ from contextlib import ExitStack
 
 import pytest
 
+from bot.labels import UNVERIFIED_LABEL
 from bot.markers import PR_KIND, PROGRESS_KIND, find_marker
 from bot.model.scripted import call, turn
-from bot.publish.github_out import UNVERIFIED_LABEL
 from tests.support.runs import CHECK, FIX, PLAN
 from tests.support.webhooks import REPO
 from tests.support.world import SECRETS, World, start_world

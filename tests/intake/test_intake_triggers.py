@@ -223,6 +223,23 @@ def test_installation_events():
     assert removed.repos_removed == ["octocat/Hello-World"]
 
 
+def test_an_installation_on_repositories_is_a_labels_chore_for_each():
+    created = run("installation", load_payload("installation/created"))
+    [chore] = created.label_chores()
+    assert (chore.kind, chore.repo, chore.number, chore.installation_id) == (
+        "labels",
+        "Codertocat/Hello-World",
+        186853002,
+        957387,
+    )
+    assert (chore.origin, chore.sender, chore.delivery_id) == ("github", "Codertocat", created.delivery_id)
+    added = run("installation_repositories", load_payload("installation_repositories/added"))
+    assert [(c.repo, c.number) for c in added.label_chores()] == [("Codertocat/Space", 186853007)]
+    for name in ("installation/deleted", "installation/suspend"):
+        assert run("installation", load_payload(name)).label_chores() == []
+    assert run("installation_repositories", load_payload("installation_repositories/removed")).label_chores() == []
+
+
 def test_ping_and_unknown_events():
     assert isinstance(run("ping", load_payload("ping/event")), Ping)
     watch = run("watch", load_payload("push/event"))

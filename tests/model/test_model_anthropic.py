@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import ExitStack, closing
 
 import pytest
 
@@ -35,8 +36,7 @@ def request(model: str = "claude-sonnet-4-5") -> ModelRequest:
 
 def test_tool_call_usage_cache_and_cost() -> None:
     script = ScriptedModel([turn("done", call("finish", summary="ok")), turn("again", call("finish", summary="ok2"))])
-    with serve_fake_api(script) as (fake, url):
-        model = anthropic_model(url)
+    with serve_fake_api(script) as (fake, url), closing(anthropic_model(url)) as model:
         first = model.complete(request())
         second = model.complete(request())
     sent = json.loads(fake.bodies[0])
@@ -59,7 +59,8 @@ def test_529_and_429_are_retried_honouring_retry_after() -> None:
     script = ScriptedModel([turn("", call("finish", summary="ok"))])
     with serve_fake_api(script) as (fake, url):
         fake.failures = [(529, {}), (429, {"retry-after": "2"}), (503, {"retry-after-ms": "1500"})]
-        response = anthropic_model(url, sleep=sleeps.append).complete(request())
+        with closing(anthropic_model(url, sleep=sleeps.append)) as model:
+            response = model.complete(request())
     assert response.tool_calls[0].name == "finish"
     assert response.retries == 3
     assert len(fake.bodies) == 4
@@ -70,8 +71,11 @@ def test_gives_up_after_max_attempts_with_a_clear_error() -> None:
     script = ScriptedModel([])
     with serve_fake_api(script) as (fake, url):
         fake.failures = [(500, {})] * 3
-        with pytest.raises(ModelError, match="after 3 attempts"):
-            anthropic_model(url, max_attempts=3).complete(request())
+        with (
+            closing(anthropic_model(url, max_attempts=3)) as model,
+            pytest.raises(ModelError, match="after 3 attempts"),
+        ):
+            model.complete(request())
     assert len(fake.bodies) == 3
 
 
@@ -79,24 +83,29 @@ def test_client_errors_are_not_retried() -> None:
     script = ScriptedModel([])
     with serve_fake_api(script) as (fake, url):
         fake.failures = [(401, {})]
-        with pytest.raises(ModelError, match="AIFIX_ANTHROPIC_API_KEY"):
-            anthropic_model(url).complete(request())
+        with closing(anthropic_model(url)) as model, pytest.raises(ModelError, match="AIFIX_ANTHROPIC_API_KEY"):
+            model.complete(request())
     assert len(fake.bodies) == 1
 
 
 def test_unknown_model_costs_null_with_a_warning_never_a_refusal(caplog: pytest.LogCaptureFixture) -> None:
     script = ScriptedModel([turn("", call("finish", summary="ok"))])
-    with caplog.at_level(logging.WARNING), serve_fake_api(script) as (_fake, url):
-        response = anthropic_model(url).complete(request(model="claude-future-9"))
+    with (
+        caplog.at_level(logging.WARNING),
+        serve_fake_api(script) as (_fake, url),
+        closing(anthropic_model(url)) as model,
+    ):
+        response = model.complete(request(model="claude-future-9"))
     assert response.cost_usd is None
     assert response.tool_calls[0].name == "finish"
     assert "claude-future-9" in caplog.text and "AIFIX_MODEL_PRICES" in caplog.text
 
 
 def test_a_call_gets_no_more_time_than_the_run_has_left_retries_included() -> None:
-    with serve_fake_api(ScriptedModel([turn("late", call("finish", summary="ok"))] * 3)) as (fake, url):
+    with ExitStack() as stack:
+        fake, url = stack.enter_context(serve_fake_api(ScriptedModel([turn("late", call("finish", summary="ok"))] * 3)))
         fake.delay_s = 4.0  # a hung API: every answer comes after the time left
-        model = anthropic_model(url)
+        model = stack.enter_context(closing(anthropic_model(url)))
         began = time.monotonic()
         with pytest.raises(ModelError, match="wall-time budget"):
             model.complete(request().model_copy(update={"timeout_s": 1.0}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import closing
 
 import pytest
 
@@ -36,8 +37,7 @@ def test_tools_choice_and_messages_are_translated_and_usage_counts_cached_tokens
     plan = call("plan", steps=[{"do": "fix", "done_when": "tests pass"}], impact=["calc.py"])
     edit = call("str_replace_based_edit_tool", command="view", path="calc.py", view_range=[1, 5])
     script = ScriptedModel([turn("Planning.", plan), turn("", edit)])
-    with serve_chat_api(script) as (fake, url):
-        model = openai_model(url)
+    with serve_chat_api(script) as (fake, url), closing(openai_model(url)) as model:
         first = model.complete(request())
         second = model.complete(request(choice="any"))
     assert fake.violations == []
@@ -81,7 +81,8 @@ def test_429_with_retry_after_and_5xx_are_retried() -> None:
     script = ScriptedModel([turn("", call("finish", summary="ok"))])
     with serve_chat_api(script) as (fake, url):
         fake.failures = [(429, {"retry-after": "3"}), (503, {"retry-after-ms": "250"}), (500, {})]
-        response = openai_model(url, sleep=sleeps.append).complete(request(choice="any"))
+        with closing(openai_model(url, sleep=sleeps.append)) as model:
+            response = model.complete(request(choice="any"))
     assert response.tool_calls[0].name == "finish" and response.retries == 3
     assert len(fake.bodies) == 4
     assert sleeps[:2] == [3.0, 0.25] and 0 < sleeps[2] <= 2.0  # the last one: backoff with jitter
@@ -90,10 +91,13 @@ def test_429_with_retry_after_and_5xx_are_retried() -> None:
 def test_client_errors_are_not_retried_and_name_the_key() -> None:
     with serve_chat_api(ScriptedModel([])) as (fake, url):
         fake.failures = [(401, {})]
-        with pytest.raises(
-            ModelError, match="Chat Completions API answered 401.*AIFIX_OPENAI_API_KEY or OPENAI_API_KEY"
+        with (
+            closing(openai_model(url)) as model,
+            pytest.raises(
+                ModelError, match="Chat Completions API answered 401.*AIFIX_OPENAI_API_KEY or OPENAI_API_KEY"
+            ),
         ):
-            openai_model(url).complete(request())
+            model.complete(request())
     assert len(fake.bodies) == 1
 
 
@@ -108,8 +112,8 @@ def test_arguments_that_are_not_a_json_object_come_back_as_calls_with_an_error()
             )
         ]
     )
-    with serve_chat_api(script) as (_fake, url):
-        response = openai_model(url).complete(request(choice="any"))
+    with serve_chat_api(script) as (_fake, url), closing(openai_model(url)) as model:
+        response = model.complete(request(choice="any"))
     broken, listed, empty = response.tool_calls
     assert broken.error and broken.error.startswith("its arguments are not valid JSON (Expecting")
     assert broken.input == {"_arguments": '{"steps": [{"do": "fix"'}
@@ -119,8 +123,8 @@ def test_arguments_that_are_not_a_json_object_come_back_as_calls_with_an_error()
 
 def test_unknown_model_costs_null_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     script = ScriptedModel([turn("", call("finish", summary="ok"))])
-    with caplog.at_level(logging.WARNING), serve_chat_api(script) as (_fake, url):
-        response = openai_model(url).complete(request(model="qwen3:8b"))
+    with caplog.at_level(logging.WARNING), serve_chat_api(script) as (_fake, url), closing(openai_model(url)) as model:
+        response = model.complete(request(model="qwen3:8b"))
     assert response.cost_usd is None and response.tool_calls[0].name == "finish"
     assert "qwen3:8b" in caplog.text and "AIFIX_MODEL_PRICES" in caplog.text
 
@@ -130,8 +134,8 @@ def test_each_spec_goes_to_its_provider_and_the_answer_names_the_spec() -> None:
     with (
         serve_chat_api(ScriptedModel([finish])) as (chat, chat_url),
         serve_fake_api(ScriptedModel([finish])) as (messages, messages_url),
+        closing(RoutedModel({"openai": openai_model(chat_url), "anthropic": anthropic_model(messages_url)})) as routed,
     ):
-        routed = RoutedModel({"openai": openai_model(chat_url), "anthropic": anthropic_model(messages_url)})
         small = routed.complete(request(model="openai:gpt-5.4-mini"))
         main = routed.complete(request(model="claude-haiku-4-5"))
         with pytest.raises(ModelError, match="no ollama backend was opened"):

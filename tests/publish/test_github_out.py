@@ -10,9 +10,10 @@ from bot.checks.models import TestCase as Case
 from bot.errors import GitHubError
 from bot.github.client import GitHubApp, RepoClient
 from bot.github.retry import RetryPolicy
+from bot.labels import HANDOFF_LABEL, UNVERIFIED_LABEL
 from bot.markers import marker
 from bot.publish.checkrun import render_check_run
-from bot.publish.github_out import HANDOFF_LABEL, UNVERIFIED_LABEL, GitHubOutput
+from bot.publish.github_out import GitHubOutput
 from bot.redact import RedactionError
 from tests.support.fake_pulls import PullsGitHub
 from tests.support.results import handed_off

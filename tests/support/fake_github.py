@@ -8,7 +8,10 @@ body against `tests/fixtures/openapi/ops/*.deref.json`. A request that breaks a 
 kept in `violations`; the `fake_github` fixture fails the test when any remain.
 
 Answers are built from the spec's own response examples (and checked against its response schemas), or
-for the three reads not in the subset, from the webhook fixtures' issue and pull request objects.
+for the three reads not in the subset, from the webhook fixtures' issue and pull request objects. Labels are
+kept per repository (`issues/create-label` answers 422 `already_exists` as GitHub does); the App's installations
+and the repositories an installation token reaches are listed from `installations`. The manifest flow (the
+`settings/apps/new` form and the code's conversion) is `tests/support/fake_manifest.py`.
 """
 
 from __future__ import annotations
@@ -189,6 +192,8 @@ class FakeGitHub:
     """The login GitHub gives the App's bot account."""
     keeps_comments: bool = False
     """Whether comments the App posts show up in later listings, as on GitHub (off: the listing stays as set up)."""
+    labels: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """repo -> the labels created in it (`issues/create-label`); a name taken already is answered 422 as GitHub does."""
 
     def __post_init__(self) -> None:
         key = _app_key()
@@ -210,6 +215,9 @@ class FakeGitHub:
             "issues/list-comments": self._list_comments,
             "pulls/get": self._get_pull,
             "pulls/list-review-comments": self._list_review_comments,
+            "issues/create-label": self._create_label,
+            "apps/list-installations": self._list_installations,
+            "apps/list-repos-accessible-to-installation": self._installation_repos,
         }
         self._lock = threading.Lock()
         self._ids = iter(range(9_000_000, 10_000_000))
@@ -329,7 +337,8 @@ class FakeGitHub:
                 body += message.get("body", b"")
                 if not message.get("more_body"):
                     break
-            url = httpx.URL(self.base_url.rstrip("/") + scope["path"], query=scope.get("query_string", b""))
+            # The base URL's host, the request's own path (a base URL's path, GHES's /api/v3, is in it already).
+            url = httpx.URL(self.base_url).copy_with(path=scope["path"], query=scope.get("query_string", b""))
             headers = [(k.decode(), v.decode()) for k, v in scope["headers"]]
             response = self.handle(httpx.Request(scope["method"], url, headers=headers, content=body))
             await send(
@@ -374,7 +383,19 @@ class FakeGitHub:
         token: str | None = None
         if path == "/app" or path.startswith("/app/"):
             if problem := self._check_jwt(auth):
-                return self._violation(f"{op.op_id}: {problem}")
+                # GitHub's answer to a JWT it cannot verify (signed with another key, expired): 401.
+                self.violations.append(f"{op.op_id}: {problem}")
+                return httpx.Response(401, json={"message": "A JSON web token could not be decoded"})
+        elif path.startswith("/app-manifests/"):
+            # The manifest flow's code is the credential: GitHub takes no Authorization, and a client sending
+            # one (a token of another App) would be leaking it.
+            if auth:
+                return self._violation(f"{op.op_id}: sent an Authorization header; the code needs none")
+        elif path.startswith("/installation/"):
+            token = auth.split(" ", 1)[1] if " " in auth else ""
+            if problem := self._check_token(token, ""):
+                self.violations.append(f"{op.op_id}: {problem}")
+                return httpx.Response(401, json={"message": "Bad credentials"})
         else:
             token = auth.split(" ", 1)[1] if " " in auth else ""
             if problem := self._check_token(token, f"{params.get('owner')}/{params.get('repo')}"):
@@ -450,12 +471,13 @@ class FakeGitHub:
         return ""
 
     def _check_token(self, token: str, repo: str) -> str:
+        """Why `token` may not be used on `repo` ("": it may); `repo` "" for installation-wide reads."""
         known = self.tokens.get(token)
         if known is None:
             return "unknown installation token"
         if known.expires < time.time():
             return "installation token expired"
-        if repo.lower() not in [r.lower() for r in known.repos]:
+        if repo and repo.lower() not in [r.lower() for r in known.repos]:
             return f"token scoped to {known.repos} used on {repo}"
         return ""
 
@@ -475,9 +497,13 @@ class FakeGitHub:
             return httpx.Response(404, json={"message": "Not Found"})
         owner_repos = self.installations[installation]
         wanted = (call.json or {}).get("repositories")
-        if not wanted:
+        if not wanted and (call.json or {}).get("permissions") == {"metadata": "read"}:
+            wanted = [r.split("/", 1)[1] for r in owner_repos]  # read-only, to list what the installation reaches
+        elif not wanted:
             self.violations.append("installation token requested without a repository scope")
-            return httpx.Response(422, json={"message": "ai-fix must scope tokens to one repository"})
+            return httpx.Response(
+                422, json={"message": "ai-fix must scope tokens to one repository, or to metadata: read"}
+            )
         repos = [r for r in owner_repos if r.split("/", 1)[1] in wanted]
         if len(repos) != len(wanted):
             return httpx.Response(
@@ -556,6 +582,50 @@ class FakeGitHub:
     def _get_pull(self, call: Call) -> httpx.Response:
         pull = self.pulls.get((f"{call.params['owner']}/{call.params['repo']}", int(call.params["pull_number"])))
         return httpx.Response(200, json=pull) if pull else httpx.Response(404, json={"message": "Not Found"})
+
+    def _create_label(self, call: Call) -> httpx.Response:
+        repo = f"{call.params['owner']}/{call.params['repo']}"
+        made = self.labels.setdefault(repo, [])
+        if any(label["name"].casefold() == call.json["name"].casefold() for label in made):
+            return httpx.Response(
+                422,
+                json={
+                    "message": "Validation Failed",
+                    "errors": [{"resource": "Label", "code": "already_exists", "field": "name"}],
+                    "documentation_url": "https://docs.github.com/rest/issues/labels#create-a-label",
+                },
+            )
+        label = self._example(call.op_id, "201")
+        label.update(id=next(self._ids), default=False, **call.json)
+        made.append(label)
+        return httpx.Response(201, json=label)
+
+    def _list_installations(self, call: Call) -> httpx.Response:
+        template = self._example(call.op_id, "200")[0]
+        found = []
+        for installation_id, repos in sorted(self.installations.items()):
+            item = copy.deepcopy(template)
+            item.update(id=installation_id, app_id=self.app_id, repository_selection="selected")
+            login = repos[0].split("/", 1)[0] if repos else "octocat"
+            # The spec's `account` is allOf(Simple User, Enterprise), which GitHub's own example (a user) fails:
+            # the Enterprise fields it requires are added so the answer holds to the schema as written.
+            item["account"].update(
+                login=login, name=login, slug=login, created_at=github_time(), updated_at=github_time()
+            )
+            found.append(item)
+        return self._page(found, call)
+
+    def _installation_repos(self, call: Call) -> httpx.Response:
+        template = self._example(call.op_id, "200")["repositories"][0]
+        repos = []
+        for name in self.tokens[call.token or ""].repos:
+            repo = copy.deepcopy(template)
+            repo.update(full_name=name, name=name.split("/", 1)[1])
+            repo["owner"]["login"] = name.split("/", 1)[0]
+            repos.append(repo)
+        per_page, page = int(call.query.get("per_page", 30)), int(call.query.get("page", 1))
+        shown = repos[(page - 1) * per_page : page * per_page]
+        return httpx.Response(200, json={"total_count": len(repos), "repositories": shown})
 
     def _list_review_comments(self, call: Call) -> httpx.Response:
         key = (f"{call.params['owner']}/{call.params['repo']}", int(call.params["pull_number"]))

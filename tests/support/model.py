@@ -47,6 +47,8 @@ class FakeModelAPI:
         """Statuses (with headers) to answer the next calls with, before any scripted turn."""
         self.delay_s = 0.0
         """Seconds each answer waits before it is sent (a slow or hung API)."""
+        self.api_key = ""
+        """When set, the one key the API takes (`x-api-key`, or `Authorization: Bearer`); another is answered 401."""
         self.app = Starlette(routes=[Route(r, self.endpoint, methods=["POST"]) for r in self.routes])
 
     async def endpoint(self, request: Request) -> JSONResponse:
@@ -55,6 +57,9 @@ class FakeModelAPI:
         self.headers.append(dict(request.headers))
         self.paths.append(request.url.path)
         await asyncio.sleep(self.delay_s)
+        given = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+        if self.api_key and given != self.api_key:
+            return JSONResponse(self.error(401, "invalid x-api-key"), status_code=401)
         if (problem := self.check(raw)) is not None:
             return JSONResponse(self.error(400, problem), status_code=400)
         if self.failures:
@@ -131,7 +136,9 @@ class FakeMessagesAPI(FakeModelAPI):
         }
 
     def error(self, status: int, message: str) -> dict[str, Any]:
-        kind = {529: "overloaded_error", 400: "invalid_request_error"}.get(status, "api_error")
+        kind = {529: "overloaded_error", 400: "invalid_request_error", 401: "authentication_error"}.get(
+            status, "api_error"
+        )
         return {"type": "error", "error": {"type": kind, "message": message}}
 
 
