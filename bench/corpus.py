@@ -2,6 +2,7 @@
 what setup costs a repository's first job and its second.
 
     .venv/bin/python bench/corpus.py [--kind bwrap|podman] [--jobs 2] [NAME ...]
+    .venv/bin/python bench/corpus.py --smoke          # idna alone on bwrap, as CI runs it
 
 Each project (`tests/support/corpus.py`) is made a git repository afresh and prepared twice as two jobs of the same
 repository would be, with a fresh work folder (no package cache to start with): on bwrap the second job runs setup
@@ -23,8 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
+from common import add_smoke  # noqa: E402
+
 from bot.sandbox.engine import run_engine  # noqa: E402
 from tests.support.corpus import CORPUS, Project, Reproduced, reproduce  # noqa: E402
+
+SMOKE = "idna"
+"""The smoke run's one project: small, pure Python, its suite quick."""
 
 
 def two_jobs(project: Project, root: Path, kind: str) -> tuple[Reproduced, Reproduced]:
@@ -42,7 +48,10 @@ def main() -> int:
     parser.add_argument("--kind", default="bwrap", choices=("bwrap", "podman"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("names", nargs="*")
+    add_smoke(parser, SMOKE)
     args = parser.parse_args()
+    if args.smoke:
+        args.kind, args.names = "bwrap", [SMOKE]
     chosen = [p for p in CORPUS if (not args.names or p.name in args.names)]
     if args.kind == "podman":
         chosen = [p for p in chosen if p.ecosystem == "python"]  # the test image has the host's Python only

@@ -10,6 +10,7 @@ manifest flow (tests/support/fake_manifest.py, on loopback), and times:
   page wrote, until `/healthz` answers.
 Prints medians of `--runs` repetitions and the load average (the machine is shared).
 Usage: .venv/bin/python bench/first_run.py [--runs 5]
+       .venv/bin/python bench/first_run.py --smoke          # one run, as CI runs it
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import add_smoke
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
@@ -71,7 +74,10 @@ def restart(work: Path, github_url: str, settings_file: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
+    add_smoke(parser, "one run")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs = 1
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} cores")
     results = []
     for n in range(args.runs):

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/slow_clients.py                     # this tree's serve, with its default limits
     git archive main | tar -x -C /tmp/main-src && .venv/bin/python bench/slow_clients.py --before /tmp/main-src
+    .venv/bin/python bench/slow_clients.py --smoke             # 20 deliveries, 2 stalled bodies, 5 slow headers
 
 One `ai-fix serve` (SQLite in a temporary folder, intake only: AIFIX_WORKERS=0), three phases one after the
 other, each with the same signed deliveries (GitHub's `issues.labeled` example, `-n` of them over `-c`
@@ -35,8 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import uvloop
+from common import add_smoke
 from intake_servers import free_port, github_stub, start_server
-from webhook_ack import build_requests, percentile, run_load
+from webhook_ack import build_deliveries, drive, open_connections, percentile
 
 BIG = 24 << 20
 DECLARED = BIG + 1024
@@ -123,10 +125,23 @@ def slow_headers(port: int, linger: float, out: list[tuple[float | None, bytes]]
         sock.close()
 
 
+_issues = iter(range(10_000, 10_000_000, 10_000))
+"""Each batch's first issue number: every delivery is a new one, never a redelivery of an earlier batch's."""
+
+
 def deliveries(port: int, n: int, c: int) -> tuple[list[float], Counter[int]]:
-    requests, _, _ = build_requests(n, 0.0, "127.0.0.1")
-    latencies, statuses, _ = uvloop.run(run_load("127.0.0.1", [port], requests, c))
-    return [x * 1000 for x in latencies], Counter(statuses)
+    batch, _, _ = build_deliveries(n, 0.0, next(_issues))
+
+    async def send() -> tuple[list[float], Counter[int]]:
+        connections = await open_connections([port], c)
+        try:
+            load = await drive(connections, batch)
+        finally:
+            for _, writer in connections:
+                writer.close()
+        return [x * 1000 for x in load.latencies], Counter(load.statuses)
+
+    return uvloop.run(send())
 
 
 @dataclass
@@ -182,7 +197,10 @@ def main() -> int:
     parser.add_argument("--slow", type=int, default=500)
     parser.add_argument("--linger", type=float, default=70.0, help="seconds an attacker waits to be closed")
     parser.add_argument("--before", type=Path, help="a source tree whose `bot` package serves instead of this one's")
+    add_smoke(parser, "20 deliveries a phase, 2 stalled bodies, 5 slow headers, 5 s of lingering")
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.bodies, args.slow, args.linger = 20, 2, 5, 5.0
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; serving {args.before or 'this tree'}")
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
