@@ -1,5 +1,6 @@
 """Real projects as they come (`tests.support.corpus`): with no `.github/ai-fix.yml`, ai-fix's detected setup and its
-baseline in bwrap reproduce each project's own green suite, every check it detects passing.
+baseline in bwrap reproduce each project's own green suite, every check it detects passing; a project with a lock
+file gets the versions it locks.
 
 The projects run two at a time (the machine's two cores), once per session; each test reports one project.
 What each project shows of issue 34 is its `covers`; docs/repository-config.md lists what is covered and what is not.
@@ -7,13 +8,20 @@ What each project shows of issue 34 is its `covers`; docs/repository-config.md l
 
 from __future__ import annotations
 
+import re
+import tomllib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import distributions
 from pathlib import Path
 
 import pytest
 
+from bot.contract.files import LocalRepoFiles
+from bot.contract.pydeps import normal, test_dependencies
+from bot.contract.root import Root
 from tests.support.corpus import CORPUS, TEST_CHECKS, Project, Reproduced, reproduce
+from tests.support.locks import newest
 from tests.support.sandbox import skip_reason
 
 pytestmark = pytest.mark.bwrap
@@ -48,3 +56,35 @@ def test_the_project_s_own_suite_is_green_in_the_baseline(
     assert any(name in TEST_CHECKS for name in results), f"no test check detected: {sorted(results)}"
     failing = {n: f"{r.status} {r.reason}\n{r.output[-3000:]}" for n, r in results.items() if r.status != "pass"}
     assert not failing, failing
+
+
+LOCKED = [p for p in CORPUS if p.lock]
+
+
+@pytest.mark.parametrize("project", LOCKED, ids=[p.name for p in LOCKED])
+def test_a_lock_file_s_versions_are_the_ones_installed_not_the_newest(
+    project: Project, reproduced: dict[str, Reproduced]
+) -> None:
+    done = reproduced[project.name]
+    assert done.setup.status == "ran", done.setup.describe() + "\n" + done.setup.last_lines
+    lock = tomllib.loads((done.workspace / project.lock).read_text())["package"]
+    locked = {normal(p["name"]): p["version"] for p in lock}
+    [site] = (done.workspace / ".ai-fix-env/venv/lib").glob("python*/site-packages")
+    installed = {normal(d.metadata["Name"]): d.version for d in distributions(path=[str(site)])}
+    from_lock = {name: version for name, version in installed.items() if name in locked}
+    assert from_lock == {name: locked[name] for name in from_lock}, "every package the lock names, at its version"
+    root = Root(LocalRepoFiles(done.workspace))
+    requirements = test_dependencies(root, None, []).requirements
+    project_table = root.pyproject().get("project")
+    needed = project_table.get("dependencies", []) if isinstance(project_table, dict) else []
+    for requirement in [*requirements, *needed]:
+        name = normal(re.findall(r"[\w.-]+", requirement)[0])
+        assert name in from_lock, f"{name}, which the tests need, is installed from the lock"
+    # What pip installs for the same requirements today, as ai-fix did before it read the lock.
+    now = newest([*requirements, *needed])
+    older = {
+        name: f"{version}, newest {now[name]}"
+        for name, version in from_lock.items()
+        if now.get(name, version) != version
+    }
+    assert older, "the lock pins versions older than the newest its ranges allow, and those are installed"
