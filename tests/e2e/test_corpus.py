@@ -8,20 +8,14 @@ What each project shows of issue 34 is its `covers`; docs/repository-config.md l
 
 from __future__ import annotations
 
-import re
-import tomllib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from importlib.metadata import distributions
 from pathlib import Path
 
 import pytest
 
-from bot.contract.files import LocalRepoFiles
-from bot.contract.pydeps import normal, test_dependencies
-from bot.contract.root import Root
 from tests.support.corpus import CORPUS, TEST_CHECKS, Project, Reproduced, reproduce
-from tests.support.locks import newest
+from tests.support.locks import FromLock
 from tests.support.sandbox import skip_reason
 
 pytestmark = pytest.mark.bwrap
@@ -67,24 +61,8 @@ def test_a_lock_file_s_versions_are_the_ones_installed_not_the_newest(
 ) -> None:
     done = reproduced[project.name]
     assert done.setup.status == "ran", done.setup.describe() + "\n" + done.setup.last_lines
-    lock = tomllib.loads((done.workspace / project.lock).read_text())["package"]
-    locked = {normal(p["name"]): p["version"] for p in lock}
-    [site] = (done.workspace / ".ai-fix-env/venv/lib").glob("python*/site-packages")
-    installed = {normal(d.metadata["Name"]): d.version for d in distributions(path=[str(site)])}
-    from_lock = {name: version for name, version in installed.items() if name in locked}
-    assert from_lock == {name: locked[name] for name in from_lock}, "every package the lock names, at its version"
-    root = Root(LocalRepoFiles(done.workspace))
-    requirements = test_dependencies(root, None, []).requirements
-    project_table = root.pyproject().get("project")
-    needed = project_table.get("dependencies", []) if isinstance(project_table, dict) else []
-    for requirement in [*requirements, *needed]:
-        name = normal(re.findall(r"[\w.-]+", requirement)[0])
-        assert name in from_lock, f"{name}, which the tests need, is installed from the lock"
-    # What pip installs for the same requirements today, as ai-fix did before it read the lock.
-    now = newest([*requirements, *needed])
-    older = {
-        name: f"{version}, newest {now[name]}"
-        for name, version in from_lock.items()
-        if now.get(name, version) != version
-    }
-    assert older, "the lock pins versions older than the newest its ranges allow, and those are installed"
+    got = FromLock.read(done.workspace, project.lock)
+    assert got.installed == {name: got.locked[name] for name in got.installed}, "each package at its locked version"
+    assert not got.missing(), "what the tests need is installed from the lock"
+    # Older than what pip installs for the same requirements today, as ai-fix did before it read the lock.
+    assert got.older(), "the lock pins versions older than the newest its ranges allow, and those are installed"

@@ -25,10 +25,15 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+from dataclasses import dataclass
+from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
-from bot.contract.pydeps import normal, poetry_requirement
+from bot.contract.files import LocalRepoFiles
+from bot.contract.pydeps import normal, poetry_requirement, test_dependencies
+from bot.contract.root import Root
+from bot.envdir import VENV
 
 TIMEOUT_S = 900
 
@@ -87,6 +92,40 @@ def newest(requirements: list[str]) -> dict[str, str]:
     """What pip resolves for `requirements` from PyPI as it is now, for this Python: name → version."""
     with tempfile.TemporaryDirectory() as tmp:
         return resolved(requirements, Path(tmp), _env(Path(tmp)))
+
+
+@dataclass(frozen=True)
+class FromLock:
+    """What setup installed into a work tree's environment, beside what its lock file says."""
+
+    locked: dict[str, str]
+    """The lock's packages: name → version."""
+    installed: dict[str, str]
+    """The installed packages the lock names: name → installed version."""
+    needed: list[str]
+    """What the tests need, as the project declares it: its dependencies and its test groups' requirements."""
+
+    @classmethod
+    def read(cls, workspace: Path, lock: str) -> FromLock:
+        locked = {normal(p["name"]): p["version"] for p in tomllib.loads((workspace / lock).read_text())["package"]}
+        [site] = (workspace / VENV / "lib").glob("python*/site-packages")
+        installed = {normal(d.metadata["Name"]): d.version for d in distributions(path=[str(site)])}
+        root = Root(LocalRepoFiles(workspace))
+        project = root.pyproject().get("project")
+        own = project.get("dependencies", []) if isinstance(project, dict) else []
+        needed = [*(str(r) for r in own), *test_dependencies(root, None, []).requirements]
+        return cls(locked, {n: v for n, v in installed.items() if n in locked}, needed)
+
+    def missing(self) -> list[str]:
+        """The packages the tests need that were not installed from the lock."""
+        names = [normal(re.findall(r"[\w.-]+", r)[0]) for r in self.needed]
+        return [n for n in names if n not in self.installed]
+
+    def older(self) -> dict[str, tuple[str, str]]:
+        """The installed packages whose version is older than pip's resolution of `needed` today: name → (installed,
+        newest)."""
+        now = newest(self.needed)
+        return {n: (v, now[n]) for n, v in self.installed.items() if now.get(n, v) != v}
 
 
 def _release_pins(poetry: dict[str, Any], work: Path, env: dict[str, str]) -> dict[str, str]:
