@@ -7,7 +7,8 @@ what setup costs a repository's first job and its second.
 Each project (`tests/support/corpus.py`) is made a git repository afresh and prepared twice as two jobs of the same
 repository would be, with a fresh work folder (no package cache to start with): on bwrap the second job runs setup
 again with the repository's package caches; on podman (in the test image) it restores the first job's setup snapshot.
-Prints a line per project, then the count of green suites and the median setup times, and the load average.
+Prints a line per project (for one with a lock file, how many packages came from it, at the locked version, and older
+than the newest), then the count of green suites and the median setup times, and the load average.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from common import add_smoke  # noqa: E402
 
 from bot.sandbox.engine import run_engine  # noqa: E402
 from tests.support.corpus import CORPUS, Project, Reproduced, reproduce  # noqa: E402
+from tests.support.locks import FromLock  # noqa: E402
 
 SMOKE = "idna"
 """The smoke run's one project: small, pure Python, its suite quick."""
@@ -60,6 +62,13 @@ def main() -> int:
         done = list(pool.map(lambda p: two_jobs(p, Path(tmp) / p.name, args.kind), chosen))
     for first, second in done:
         print(f"{first.line()} | second job: setup {second.setup.status} in {second.setup_s:.1f} s")
+        if first.project.lock:
+            got = FromLock.read(first.workspace, first.project.lock)
+            wrong = sum(got.locked[name] != version for name, version in got.installed.items())
+            print(
+                f"  {first.project.lock}: {len(got.installed)} packages installed from it, {wrong} not at the locked "
+                f"version, {len(got.older())} older than what pip resolves for the same requirements today"
+            )
     green = sum(first.green and second.green for first, second in done)
     all_pass = sum(all(r.status == "pass" for r in first.baseline.results) for first, _ in done)
     firsts = [first.setup_s for first, _ in done]

@@ -6,7 +6,7 @@ environments of those names, requirement files for tests (`tests/requirements.tx
 `requirements/tests.txt`, ...), the test environment of tox or nox (`bot.contract.testenv`) and the
 `pip install` lines of the CI's testing job (`bot.contract.workflows`). Each source found is named, so
 the contract shows where setup came from. And the version the project pins for a linter: its
-pre-commit hook's `rev`, a requirement `tool==X` or its `uv.lock` entry. Pure: files through `Root`.
+pre-commit hook's `rev`, a requirement `tool==X` or its lock file's entry. Pure: files through `Root`.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ PRE_COMMIT_HOOKS = {
     "flake8": ("pycqa/flake8",),
 }
 """A linter → the pre-commit hook repositories whose `rev` is its version."""
+LOCK_FILES = ("uv.lock", "poetry.lock", "pdm.lock")
+"""Lock files ai-fix reads, each a TOML list of `[[package]]` with its `name` and `version`."""
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?")
 _VALUE_FLAGS = frozenset({"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url", "-f",
                           "--find-links", "-t", "--target", "--python"})  # fmt: skip
@@ -224,7 +226,7 @@ def test_dependencies(root: Root, env: TestEnv | None, ci: list[tuple[list[str],
 
 
 def pinned(root: Root, tool: str, requirements: Iterable[str]) -> str | None:
-    """The version of `tool` the project pins: its pre-commit hook's rev, a `tool==X` requirement, its uv.lock entry."""
+    """The version of `tool` the project pins: its pre-commit hook's rev, a `tool==X` requirement, its lock's entry."""
     try:
         config = yaml.safe_load(root.text(".pre-commit-config.yaml")) if root.has(".pre-commit-config.yaml") else None
     except yaml.YAMLError:
@@ -236,11 +238,12 @@ def pinned(root: Root, tool: str, requirements: Iterable[str]) -> str | None:
     for line in requirements:
         if (m := re.match(rf"^\s*{re.escape(tool)}\s*==\s*([\w.]+)", line, re.I)) is not None:
             return m[1]
-    try:
-        lock = tomllib.loads(root.text("uv.lock")) if root.has("uv.lock") else {}
-    except tomllib.TOMLDecodeError:
-        lock = {}
-    for package in lock.get("package", []):
-        if isinstance(package, dict) and package.get("name") == tool and isinstance(package.get("version"), str):
-            return str(package["version"])
+    for file in LOCK_FILES:
+        try:
+            lock = tomllib.loads(root.text(file)) if root.has(file) else {}
+        except tomllib.TOMLDecodeError:
+            lock = {}
+        for package in lock.get("package", []):
+            if isinstance(package, dict) and package.get("name") == tool and isinstance(package.get("version"), str):
+                return str(package["version"])
     return None

@@ -2,8 +2,8 @@
 
 A virtual environment of its own at `.ai-fix-env/venv` inside the workspace (every sandbox puts its
 `bin` first on PATH, so checks run with its interpreter and never see the host's or the image's
-site-packages). With a `uv.lock`, `uv sync --frozen` installs what the lock says into it (uv installed
-there first), with the test groups and extras. Otherwise one pip command installs the project
+site-packages). With a lock file (`uv.lock`, `poetry.lock`, `pdm.lock`), its tool installs what the lock
+says into it, with the test groups and extras (`bot.contract.pylocks`). Otherwise one pip command installs the project
 editable with its test extras and everything `bot.contract.pydeps` finds for its tests, resolved
 together (so a test dependency that needs the project, as pytest needs pluggy, is satisfied by the
 project itself). When pip cannot install the project, its dependencies and test dependencies are
@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from bot.contract.models import Check
 from bot.contract.pydeps import Deps, add_env, extras, normal, pinned, test_dependencies
+from bot.contract.pylocks import PIP, lock_install
 from bot.contract.pytests import Found, test_env
 from bot.contract.root import Root
 from bot.contract.testenv import tox_env_running
@@ -36,7 +37,6 @@ from bot.envdir import ENV_DIR, VENV, VENV_BIN
 
 CHECK_TOOLS = {"pytest": "pytest", "ruff": "ruff", "flake8": "flake8", "mypy": "mypy", "tox": "tox", "nox": "nox"}
 """Detected check → the package that provides its command."""
-PIP = f"{VENV_BIN}/python -m pip install"
 MAKE_ENV_DIR = f"mkdir -p {ENV_DIR} && printf '*\\n' > {ENV_DIR}/.gitignore"
 MAKE_VENV = f"{MAKE_ENV_DIR} && python3 -m venv --upgrade-deps {VENV}"
 """With the newest pip (the interpreter's own may be years old), since detected setup has the network anyway."""
@@ -132,19 +132,6 @@ def _quoted(args: Sequence[str]) -> str:
     return " ".join(shlex.quote(a) for a in args)
 
 
-def _uv_sync(root: Root, deps: Deps) -> list[Found]:
-    groups = [s.rsplit(" ", 1)[-1] for s in deps.sources if s.startswith("pyproject.toml [dependency-groups]")]
-    found = extras(root)
-    flags = [f"--group={g}" for g in groups] + [f"--extra={e}" for e in deps.extras if e in found]
-    # The platform's certificates, as pip uses them (a proxy's own CA is there, not in uv's bundled roots).
-    env = f'UV_PROJECT_ENVIRONMENT="$PWD/{VENV}" UV_PYTHON_DOWNLOADS=never UV_NATIVE_TLS=1'
-    sync = f"{env} {VENV_BIN}/uv sync --frozen --inexact {' '.join(flags)}".rstrip()
-    return [
-        Found(f"{PIP} uv", "uv.lock"),
-        Found(sync, "uv.lock" + (f", {', '.join(deps.sources)}" if deps.sources else "")),
-    ]
-
-
 def _project_requirements(root: Root) -> list[str]:
     project = root.pyproject().get("project")
     listed = project.get("dependencies") if isinstance(project, dict) else None
@@ -192,13 +179,14 @@ def network_python(root: Root, checks: Sequence[Check]) -> list[Found]:
     if mypy is not None and any(c.source.startswith(mypy.source) for c in checks if c.name == "mypy"):
         add_env(root, mypy, deps)  # the types mypy needs, as the project's own mypy environment installs them
     project_ok = installable(root)
-    if not project_ok and root.has("requirements.txt"):
+    locked = lock_install(root, deps)
+    if not project_ok and not locked and root.has("requirements.txt"):
         deps.add("requirements.txt", files=["requirements.txt"])
-    if not project_ok and not deps.files and not deps.requirements:
+    if not project_ok and not locked and not deps.files and not deps.requirements:
         return []
     commands = [Found(MAKE_VENV, VENV_SOURCE)]
-    if project_ok and root.has("uv.lock") and "project" in root.pyproject():
-        commands += _uv_sync(root, deps)
+    if locked:
+        commands += locked
     elif project_ok:
         commands.append(_pip_install(root, deps))
     else:

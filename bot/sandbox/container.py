@@ -129,6 +129,7 @@ class ContainerSandbox:
         return self._snapshots.save(
             outputs,
             copier=f"{self._container.name}-setup",
+            owner=self._container.spec.identity,
             workspace=self.workspace,
             ro_paths=self._ro_paths,
             cwd=self._dirs.engine_cwd,

@@ -22,6 +22,8 @@ SETUP_CACHE = "/tmp/ai-fix-cache"
 """bwrap: where the repository's package-manager cache folder appears, for setup commands only."""
 SETUP_CACHE_ENV = {
     "PIP_CACHE_DIR": f"{SETUP_CACHE}/pip",
+    "POETRY_CACHE_DIR": f"{SETUP_CACHE}/poetry",
+    "PDM_CACHE_DIR": f"{SETUP_CACHE}/pdm",
     "npm_config_cache": f"{SETUP_CACHE}/npm",
     "YARN_CACHE_FOLDER": f"{SETUP_CACHE}/yarn",
 }

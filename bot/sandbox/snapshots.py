@@ -1,8 +1,8 @@
 """Setup snapshots for the container backends: what a repository's setup made, kept as a local image.
 
 After the setup commands succeed, what they created in the workspace (the project's environment
-folder, `node_modules`, ...) is copied by a one-off container of the job's image into `/ai-fix-setup`
-and that container is committed as `localhost/ai-fix-setup/<repository>:<key>`. The key digests the
+folder, `node_modules`, ...) is copied by a one-off container of the job's image into `/ai-fix-setup`,
+given to the user the job's commands run as, and that container is committed as `localhost/ai-fix-setup/<repository>:<key>`. The key digests the
 image's id and the job's setup key (the setup commands, the setup secrets' names and the contents of
 the files setup depends on). A later job of the repository with the same key starts its container
 from that image and copies the files back into its fresh workspace instead of running setup. The
@@ -24,6 +24,7 @@ from pathlib import Path
 from bot.sandbox.base import SandboxJob
 from bot.sandbox.engine import Engine, last_line, run_engine
 from bot.sandbox.environment import WORKDIR
+from bot.sandbox.identity import Identity
 from bot.sandbox.pull import image_id
 
 log = logging.getLogger(__name__)
@@ -63,11 +64,16 @@ def _copies(outputs: Sequence[str], src: str, dst: str) -> list[str]:
     return lines
 
 
-def copy_script(outputs: Sequence[str]) -> str:
-    """What the copy container runs: each output into KEPT/files, and KEPT/restore.sh that puts them back."""
+def copy_script(outputs: Sequence[str], owner: Identity) -> str:
+    """What the copy container runs: each output into KEPT/files, and KEPT/restore.sh that puts them back.
+
+    The copies are given to `owner`, the user the job's commands (and so the restore) run as: copied by root, a
+    folder only its owner may enter (pdm-backend's `.pdm-build`) would otherwise stay closed to the restore.
+    """
     restore = "\n".join(["set -e", *_copies(outputs, f"{KEPT}/files", WORKDIR)])
     return "\n".join(
         ["set -e", f"mkdir -p {KEPT}/files", *_copies(outputs, WORKDIR, f"{KEPT}/files"),
+         f"chown -R -h {owner.spec} {KEPT}/files",
          f"cat > {KEPT}/restore.sh <<'AI_FIX_RESTORE'", restore, "AI_FIX_RESTORE"]
     )  # fmt: skip
 
@@ -135,11 +141,19 @@ class SetupSnapshots:
         return cls(engine, job, base_id, tag if kept and find(engine, tag) else None)
 
     def save(
-        self, outputs: Sequence[str], *, copier: str, workspace: Path, ro_paths: Sequence[Path], cwd: Path
+        self,
+        outputs: Sequence[str],
+        *,
+        copier: str,
+        owner: Identity,
+        workspace: Path,
+        ro_paths: Sequence[Path],
+        cwd: Path,
     ) -> str | None:
         """Keep what setup made (workspace-relative `outputs`) as a snapshot; its tag, or None when none was made.
 
-        `copier` names the one-off container that copies the outputs out of `workspace`.
+        `copier` names the one-off container that copies the outputs out of `workspace`; `owner` is who the job's
+        commands run as, who the copies are given to.
         """
         job = self.job
         if not (job.setup_key and job.keep_snapshots > 0 and outputs):
@@ -150,10 +164,11 @@ class SetupSnapshots:
         tag = snapshot_tag(job.repo, job.setup_key, self.base_id)
         mounts = [f for path in ro_paths for f in ("-v", f"{path}:{path}:ro")]
         copy = run_engine(
-            # Root with only DAC_OVERRIDE, to write KEPT into the image's own root (often read-only to all), no network.
+            # Root with only DAC_OVERRIDE, to write KEPT into the image's own root (often read-only to all), and CHOWN,
+            # to give the copies to the job's user; no network.
             self.engine, "run", "--name", copier, "--user", "0", "--network", "none", "--cap-drop", "ALL",
-            "--cap-add", "DAC_OVERRIDE", "--security-opt", "no-new-privileges", "-v", f"{workspace}:{WORKDIR}:ro", *mounts,
-            self.base_id, "sh", "-c", copy_script(outputs),
+            "--cap-add", "DAC_OVERRIDE", "--cap-add", "CHOWN", "--security-opt", "no-new-privileges",
+            "-v", f"{workspace}:{WORKDIR}:ro", *mounts, self.base_id, "sh", "-c", copy_script(outputs, owner),
             timeout=COPY_TIMEOUT_S, cwd=cwd,
         )  # fmt: skip
         try:

@@ -1,5 +1,6 @@
 """Real projects as they come (`tests.support.corpus`): with no `.github/ai-fix.yml`, ai-fix's detected setup and its
-baseline in bwrap reproduce each project's own green suite, every check it detects passing.
+baseline in bwrap reproduce each project's own green suite, every check it detects passing; a project with a lock
+file gets the versions it locks.
 
 The projects run two at a time (the machine's two cores), once per session; each test reports one project.
 What each project shows of issue 34 is its `covers`; docs/repository-config.md lists what is covered and what is not.
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.corpus import CORPUS, TEST_CHECKS, Project, Reproduced, reproduce
+from tests.support.locks import FromLock
 from tests.support.sandbox import skip_reason
 
 pytestmark = pytest.mark.bwrap
@@ -48,3 +50,19 @@ def test_the_project_s_own_suite_is_green_in_the_baseline(
     assert any(name in TEST_CHECKS for name in results), f"no test check detected: {sorted(results)}"
     failing = {n: f"{r.status} {r.reason}\n{r.output[-3000:]}" for n, r in results.items() if r.status != "pass"}
     assert not failing, failing
+
+
+LOCKED = [p for p in CORPUS if p.lock]
+
+
+@pytest.mark.parametrize("project", LOCKED, ids=[p.name for p in LOCKED])
+def test_a_lock_file_s_versions_are_the_ones_installed_not_the_newest(
+    project: Project, reproduced: dict[str, Reproduced]
+) -> None:
+    done = reproduced[project.name]
+    assert done.setup.status == "ran", done.setup.describe() + "\n" + done.setup.last_lines
+    got = FromLock.read(done.workspace, project.lock)
+    assert got.installed == {name: got.locked[name] for name in got.installed}, "each package at its locked version"
+    assert not got.missing(), "what the tests need is installed from the lock"
+    # Older than what pip installs for the same requirements today, as ai-fix did before it read the lock.
+    assert got.older(), "the lock pins versions older than the newest its ranges allow, and those are installed"

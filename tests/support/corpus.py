@@ -13,7 +13,8 @@ an npm tarball by its integrity hash, or the sources of a Debian package of a cr
 package's version (`scripts/setup.sh` installs them; crates.io and the Go module proxy are out of reach
 here). It becomes a git repository as a clone would be: the release's files without the sdist's
 `PKG-INFO` and `*.egg-info`, tagged with the release's version (so a VCS version plugin has to find it in
-git), minus the test files `dropped` says (each with the reason). Setup runs with the network, as
+git), minus the test files `dropped` says (each with the reason), plus the Poetry or PDM lock file its
+repository has (`lock`; made by the tool itself, `tests.support.locks`). Setup runs with the network, as
 detected setup does, but only reaches what the release could have seen: PyPI files uploaded before the
 cut-off `uploaded` (pip's `--uploaded-prior-to`, uv's `--exclude-newer`, given as the operator's sandbox
 environment), so a release's suite meets the dependencies it was released against. Package caches
@@ -48,6 +49,7 @@ from bot.model.scripted import ScriptedModel
 from bot.sandbox.base import SandboxJob
 from bot.settings import load_settings
 from bot.workspace.opening import local
+from tests.support.locks import lock_file
 from tests.support.repos import commit, git
 from tests.support.sandbox import build_test_image
 
@@ -78,6 +80,9 @@ class Project:
     """Dependencies are taken as PyPI had them before this moment (a day after the release)."""
     dropped: tuple[str, ...] = ()
     why_dropped: str = ""
+    lock: str = ""
+    """`poetry.lock` or `pdm.lock`: the lock file its repository has and its sdist does not, made by the tool
+    (`tests.support.locks`)."""
 
     @property
     def slug(self) -> str:
@@ -114,9 +119,11 @@ CORPUS: tuple[Project, ...] = (
     P("cachetools", "python", "6.1.0", "b4c4f404392848db3ce7aac34950d17be4d864da4b8b66911008e430bc544587",
       "tox deps; flake8 (multiprocessing: /dev/shm under bwrap)", uploaded="2025-06-17T00:00:00Z"),
     P("unearth", "python", "0.17.5", "a19e1c02e64b40518d088079c7416fc41b45a648b81a4128aac02597234ee6ba",
-      "PDM dev-dependencies group", uploaded="2025-04-10T00:00:00Z"),
+      "pdm.lock synced with the PDM dev-dependencies group for tests (pdm installed); pdm-backend's editable build",
+      uploaded="2025-04-10T00:00:00Z", lock="pdm.lock"),
     P("tomlkit", "python", "0.13.3", "430cf247ee57df2b94ee3fbe588e71d362a941ebb545dec29b53961d61add2a1",
-      "Poetry's dev group (`^` ranges)", uploaded="2025-06-06T00:00:00Z", dropped=("tests/toml-test/gen-multi.py",),
+      "poetry.lock installed by the Poetry that wrote it, with the dev group", uploaded="2025-06-06T00:00:00Z",
+      lock="poetry.lock", dropped=("tests/toml-test/gen-multi.py",),
       why_dropped="tests/toml-test is a git submodule in the project's repository, so its ruff never sees this script"),
     P("idna", "python", "3.10", "12f65c9b470abda6dc35cf8e63cc574b1c52b11df2c86030af0ac09b01b13ea9",
       "flit; pytest named in pyproject only", tag="v3.10", uploaded="2024-09-16T00:00:00Z"),
@@ -170,12 +177,16 @@ def _debian(project: Project, into: Path) -> None:
     shutil.copytree(project.source, into, dirs_exist_ok=True)
 
 
-def make_repo(project: Project, root: Path) -> Path:
-    """The release made a git repository on `main`, tagged with its version, without what `dropped` names."""
+def make_repo(project: Project, root: Path, *, locked: bool = True) -> Path:
+    """The release made a git repository on `main`, tagged with its version, without what `dropped` names, with
+    its lock file unless not `locked`."""
     repo = root / project.name
     repo.mkdir(parents=True)
     if project.ecosystem == "python":
         _pypi(project, repo)
+        if project.lock and locked:
+            lock = lock_file(f"{project.name}-{project.version}", repo, project.lock, project.uploaded, CACHE)
+            shutil.copyfile(lock, repo / project.lock)
     elif project.ecosystem == "node":
         subprocess.run(["tar", "-xzf", str(npm_tarball(project)), "-C", str(repo), "--strip-components=1"], check=True)
     else:
@@ -197,6 +208,8 @@ class Reproduced:
     baseline: CheckRun
     setup_s: float
     baseline_s: float
+    workspace: Path
+    """The job's work tree, with the environment setup made (`.ai-fix-env`)."""
 
     @property
     def green(self) -> bool:
@@ -247,7 +260,7 @@ def reproduce(project: Project, root: Path, *, kind: str = "bwrap", work: Path =
         baseline = checks.baseline(workspace.base_sha)
     finally:
         sandbox.close()
-    return Reproduced(project, contract, setup, baseline, prepared - began, time.monotonic() - prepared)
+    return Reproduced(project, contract, setup, baseline, prepared - began, time.monotonic() - prepared, workspace.path)
 
 
 def fetch_all() -> Path:
