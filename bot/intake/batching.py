@@ -3,11 +3,13 @@
 
 The event loop only gathers: the deliveries its tasks submit in one pass of the loop are handed, in one
 piece, to the committer thread, which stores them with what they mean (`apply_batch`: one INSERT for their
-rows and, for a burst of triggers, one each for their jobs, triggers and history), fsyncs SQLite's WAL
-where the commit itself did not (`WalFile`), and then answers each request on its loop. Whatever arrives while it does so is the next batch. The loop never
-waits on the store: not on a commit, a lock, an fsync or a round trip to PostgreSQL; SQLite and psycopg
-release the interpreter lock while they write or wait, so that work overlaps the loop's reading and
-verifying the next requests.
+rows and, for a burst of triggers, one each for their jobs, triggers and history). Where the commit itself
+did not reach the disk (SQLite's WAL, `WalFile`), the committed batch goes to the syncer thread, which
+fsyncs the WAL once for every batch committed since its last fsync and then answers each request on its
+loop; meanwhile the committer stores the next batch, so a commit and an fsync overlap instead of taking
+turns. Whatever arrives while the committer stores is its next batch. The loop never waits on the store:
+not on a commit, a lock, an fsync or a round trip to PostgreSQL; SQLite and psycopg release the interpreter
+lock while they write or wait, so that work overlaps the loop's reading and verifying the next requests.
 
 A batch that cannot be stored answers each of its requests with the error a lone delivery would get
 (503: GitHub redelivers it), and so does one whose commit and fsync have not returned after
@@ -35,6 +37,9 @@ log = logging.getLogger(__name__)
 SYNC_TIMEOUT = 10.0
 """A delivery not stored durably this long after it was handed over is refused (503)."""
 
+Committed = tuple[list[Waiting], list[Ack | Exception]]
+"""A batch committed and waiting for the WAL's fsync, with what each of its deliveries is answered once it returns."""
+
 
 class GroupCommit:
     """`submit` returns once the delivery is committed (and its WAL fsynced) with its job: the answer names it.
@@ -58,16 +63,19 @@ class GroupCommit:
         self.max_batch = max_batch
         self.timeout = timeout
         self._gathering: dict[asyncio.AbstractEventLoop, list[tuple[Incoming, asyncio.Future[Ack]]]] = {}
-        self._committer = Handoff[list[Waiting]]("ai-fix-intake-commit", self._commit_and_answer)
+        self._committer = Handoff[list[Waiting]]("ai-fix-intake-commit", self._commit)
+        self._syncer = Handoff[Committed]("ai-fix-intake-sync", self._sync_and_answer)
         self._stopped = threading.Event()
 
     def start(self) -> None:
         self._committer.start()
+        self._syncer.start()
 
     def stop(self) -> None:
         """Take no more deliveries; store and answer those handed over."""
         self._stopped.set()
         self._committer.stop(timeout=self.timeout)
+        self._syncer.stop(timeout=self.timeout)
 
     async def submit(self, item: Incoming) -> Ack:
         """Store the delivery; returns once it is durable. StoreUnavailable if it could not be."""
@@ -106,7 +114,7 @@ class GroupCommit:
             groups.append([Waiting(item, future, loop, timer) for item, future in group])
         self._committer.put(groups)
 
-    def _commit_and_answer(self, groups: list[list[Waiting]]) -> None:
+    def _commit(self, groups: list[list[Waiting]]) -> None:
         """The committer thread: everything handed over since its last commit goes into the next one (or more,
         of at most `max_batch` deliveries each)."""
         batch: list[Waiting] = []
@@ -119,8 +127,11 @@ class GroupCommit:
             self._commit_batch(batch)
 
     def _commit_batch(self, batch: list[Waiting]) -> None:
-        results = self._durable(self._store_batch(batch))
-        answer_on_loops(batch, [(w.future, r) for w, r in zip(batch, results)])
+        results = self._store_batch(batch)
+        if self.store.db.needs_wal_sync and any(isinstance(r, Ack) for r in results):
+            self._syncer.put([(batch, results)])  # fsynced while the committer stores the next batch
+        else:
+            answer_on_loops(batch, [(w.future, r) for w, r in zip(batch, results)])
 
     def _store_batch(self, batch: list[Waiting]) -> list[Ack | Exception]:
         try:
@@ -138,15 +149,15 @@ class GroupCommit:
         self.activity.committed(len(batch), deferred=any(isinstance(r, Ack) and r.outcome == STORED for r in results))
         return results
 
-    def _durable(self, results: list[Ack | Exception]) -> list[Ack | Exception]:
-        """The results once what was committed is on disk: the WAL fsynced where the commit left that to us."""
-        if not self.store.db.needs_wal_sync or not any(isinstance(r, Ack) for r in results):
-            return results
+    def _sync_and_answer(self, committed: list[Committed]) -> None:
+        """The syncer thread: one fsync of the WAL for every batch committed before it began, then their answers."""
+        batch = [w for waiting, _ in committed for w in waiting]
+        results = [r for _, batch_results in committed for r in batch_results]
         try:
             self.wal.flush()
         except OSError as exc:
             # Committed but perhaps not on disk: refused, so GitHub redelivers (a duplicate if it did get there).
             log.error("could not fsync the job store's WAL, %d deliveries refused: %s", len(results), exc)
             refused = StoreUnavailable(f"job store could not flush to disk ({exc}); retry later")
-            return [r if isinstance(r, Exception) else refused for r in results]
-        return results
+            results = [r if isinstance(r, Exception) else refused for r in results]
+        answer_on_loops(batch, [(w.future, r) for w, r in zip(batch, results)])

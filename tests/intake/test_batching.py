@@ -134,22 +134,32 @@ def test_the_loop_never_waits_on_the_stores_lock(sqlite_store):
     assert [a.outcome for a in acks] == ["queued"] * 3
 
 
-def test_deliveries_arriving_while_a_batch_is_stored_are_the_next_batch(sqlite_store):
+def test_a_batch_is_committed_while_the_one_before_is_fsynced_and_answered_after_an_fsync_begun_after_it(sqlite_store):
+    """The committer does not wait for the disk: the next batch is stored while the WAL is fsynced for the one
+    before, and each is answered only once an fsync that began after its commit has returned."""
     store, sync = sqlite_store, CountedSync()
+    stored_when_synced: list[int] = []
+    counted = sync.__call__
+
+    def sync_after_counting(fd: int) -> None:
+        stored_when_synced.append(count(store, "SELECT COUNT(*) FROM deliveries"))
+        counted(fd)
 
     async def two_waves(batches: GroupCommit) -> tuple[list[Ack], list[Ack]]:
         first = [asyncio.create_task(batches.submit(incoming(n, f"first-{n}"))) for n in range(1, 11)]
         await asyncio.to_thread(wait_until, lambda: sync.calls == 1)
         second = [asyncio.create_task(batches.submit(incoming(n, f"second-{n}"))) for n in range(11, 21)]
+        # Committed while the first batch's fsync has not returned.
+        await asyncio.to_thread(wait_until, lambda: count(store, "SELECT COUNT(*) FROM deliveries") == 20)
         await asyncio.sleep(0.2)
-        assert count(store, "SELECT COUNT(*) FROM deliveries") == 10  # the second waits for the first's fsync
+        assert not any(task.done() for task in first + second)  # nobody is answered before the disk has it
         sync.release.set()
         return await asyncio.gather(*first), await asyncio.gather(*second)
 
-    with group_commit(store, sync) as batches:
+    with group_commit(store, sync_after_counting) as batches:
         first, second = asyncio.run(asyncio.wait_for(two_waves(batches), timeout=10))
     assert [a.outcome for a in first + second] == ["queued"] * 20
-    assert sync.calls == 2
+    assert stored_when_synced == [10, 20]  # the second wave's answers waited for an fsync begun after its commit
 
 
 def test_a_batch_that_cannot_be_stored_answers_each_delivery_as_a_lone_one_is_answered(store):
