@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from bot.envdir import DEPENDENCY_DIRS
 from bot.redact import is_secret_file
-from bot.settings import Settings
+from bot.settings import Settings, secret_values
 
 SECRET_NAME = re.compile(r"(?i)(SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL)")
 MIN_SECRET = 8
@@ -149,7 +149,7 @@ def held_secrets(
     """
     env = os.environ if env is None else env
     values = [
-        *settings.secret_values(),
+        *secret_values(settings),
         *sandbox_env_secrets(settings.sandbox_env),
         *env_secrets(env),
         *credential_file_secrets(env),

@@ -226,12 +226,13 @@ class Settings(BaseSettings):
             "AIFIX_PRIVATE_KEY is not set: set it to the App's PEM key or set AIFIX_PRIVATE_KEY_PATH to the .pem file"
         )
 
-    def secret_values(self) -> list[str]:
-        """Every secret this process holds, for redaction of outgoing text."""
-        values = [v.get_secret_value() for v in self.__dict__.values() if isinstance(v, SecretStr)]
-        if self.private_key is None and self.private_key_path is not None and self.private_key_path.is_file():
-            values.append(self.private_key_path.read_text())
-        return [v for v in values if v]
+
+def secret_values(settings: Settings) -> list[str]:
+    """Every secret the settings hold (the key file's text too), for redaction of outgoing text."""
+    values = [v.get_secret_value() for v in settings.__dict__.values() if isinstance(v, SecretStr)]
+    if settings.private_key is None and settings.private_key_path is not None and settings.private_key_path.is_file():
+        values.append(settings.private_key_path.read_text())
+    return [v for v in values if v]
 
 
 SQLITE_PREFIX = "sqlite:///"

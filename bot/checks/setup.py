@@ -24,14 +24,14 @@ from pathlib import Path
 from bot.checks.classify import environment_error
 from bot.checks.models import SetupReport
 from bot.checks.runner import run_setup
-from bot.checks.setup_leaks import leak_problem, secret_files, stamps, touched
+from bot.checks.setup_leaks import Stamp, leak_problem, secret_files, stamps, touched
 from bot.contract.globs import glob_match
 from bot.contract.models import TaskContract
 from bot.contract.pysetup import readable
 from bot.contract.pysetup import whole as _whole
 from bot.envdir import DEPENDENCY_DIRS, VENV_BIN
 from bot.redact import redact
-from bot.sandbox.base import Sandbox
+from bot.sandbox.base import ExecResult, Sandbox
 from bot.secrets import REPOS_SUFFIX, SETUP_SECRET_PREFIX
 from bot.vocabulary import FAILED
 
@@ -90,6 +90,80 @@ def created(before: set[str], after: list[str]) -> list[str]:
     return sorted(tops)
 
 
+def _withheld_problem(contract: TaskContract, withheld: Sequence[str], repo: str) -> str:
+    """Why setup may not run with the secrets it names: one is not given to this repository ("" when all are)."""
+    refused = [n for n in contract.setup_secrets if n in withheld]
+    if not refused:
+        return ""
+    names = ", ".join(refused)
+    variables = " and ".join(f"{SETUP_SECRET_PREFIX}{n}{REPOS_SUFFIX}" for n in refused)
+    return (
+        f"the setup secret{'s' if len(refused) > 1 else ''} {names} (setup_secrets in .github/ai-fix.yml) "
+        f"{'are' if len(refused) > 1 else 'is'} not given to {repo or 'this repository'}: the operator names "
+        f"the repositories each secret goes to in {variables} (owner/repo or owner/*, comma-separated); "
+        "nothing was passed to setup"
+    )
+
+
+def _missing_problem(contract: TaskContract, env: Mapping[str, str]) -> str:
+    """Why setup cannot run: a secret it names is not set on this host ("" when all are)."""
+    missing = [n for n in contract.setup_secrets if n not in env]
+    if not missing:
+        return ""
+    names = ", ".join(f"{SETUP_SECRET_PREFIX}{n}" for n in missing)
+    return (
+        f"the setup secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} (setup_secrets in "
+        f".github/ai-fix.yml) {'are' if len(missing) > 1 else 'is'} not provided; set {names} on the ai-fix host"
+    )
+
+
+def _kept_clean(
+    sandbox: Sandbox, base: SetupReport, stamped: Mapping[str, Stamp], given: Mapping[str, str], secrets: tuple[str, ...],
+    outputs: list[str], took: float,
+) -> tuple[SetupReport, list[str]]:  # fmt: skip
+    """After a setup given secrets: failed when a file it wrote holds one; else what it wrote outside the
+    environment folders removed. The report, and the outputs left."""
+    searching = time.monotonic()
+    wrote = touched(sandbox.workspace, stamped)
+    leaks = secret_files(sandbox.workspace, wrote, given)
+    if leaks:  # whatever else happened: neither a snapshot, the checks nor the model may see them
+        update = {"problem": leak_problem(leaks, secrets), "secret_files": sorted(leaks), "duration_s": took}
+        return base.model_copy(update={"status": FAILED, **update}), outputs
+    # Outside the environment folders nothing a secret-bearing setup wrote is kept: no search follows every
+    # encoding, and there the checks and the model would read it.
+    withheld = [p for p in outputs if not DEPENDENCY_DIRS & set(p.split("/"))]
+    remove(sandbox.workspace, withheld)
+    update = {"searched": len(wrote), "search_s": time.monotonic() - searching, "withheld": withheld}
+    return base.model_copy(update=update), [p for p in outputs if p not in withheld]
+
+
+def _failed(
+    sandbox: Sandbox, contract: TaskContract, base: SetupReport, results: list[ExecResult],
+    secrets: tuple[str, ...], outputs: list[str], took: float,
+) -> SetupReport:  # fmt: skip
+    """The report of a setup whose last command failed; a guess's outputs removed."""
+    last, command = results[-1], contract.setup[len(results) - 1]
+    output = redact(last.output, secrets)
+    error = error_line(output)
+    why = environment_error(output, missing=sandbox.missing_command) or ("timed out" if last.timed_out else error)
+    failed = base.model_copy(
+        update={
+            "status": FAILED,
+            "problem": f"setup command `{shortened(command)}` failed (exit {last.exit_code}): {why}",
+            "duration_s": took,
+            "failed_command": command,
+            "exit_code": last.exit_code,
+            "error": error,
+            "fix": config_line(command) if contract.setup_origin == "detected" else "",
+            "last_lines": "\n".join(output.rstrip().splitlines()[-LAST_LINES:]),
+        }
+    )
+    if failed.guess_failed:
+        remove(sandbox.workspace, outputs)
+        failed = failed.model_copy(update={"removed": outputs})
+    return failed
+
+
 def prepare_environment(
     sandbox: Sandbox,
     contract: TaskContract,
@@ -110,84 +184,34 @@ def prepare_environment(
     that give VCS version plugins the base commit's version (`bot.checks.vcs_version`), never searched as secrets.
     """
     began = time.monotonic()
-    commands = contract.setup
-    base = SetupReport(status="none", origin=contract.setup_origin, commands=len(commands))
-    if not commands:
+    base = SetupReport(status="none", origin=contract.setup_origin, commands=len(contract.setup))
+    if not contract.setup:
         return base
     # Before a snapshot is reused: one made with the secret must not reach a repository no longer named for it.
-    refused = [] if offline else [n for n in contract.setup_secrets if n in withheld]
-    if refused:
-        names = ", ".join(refused)
-        variables = " and ".join(f"{SETUP_SECRET_PREFIX}{n}{REPOS_SUFFIX}" for n in refused)
-        problem = (
-            f"the setup secret{'s' if len(refused) > 1 else ''} {names} (setup_secrets in .github/ai-fix.yml) "
-            f"{'are' if len(refused) > 1 else 'is'} not given to {repo or 'this repository'}: the operator names "
-            f"the repositories each secret goes to in {variables} (owner/repo or owner/*, comma-separated); "
-            "nothing was passed to setup"
-        )
+    if not offline and (problem := _withheld_problem(contract, withheld, repo)):
         return base.model_copy(update={"status": FAILED, "problem": problem})
     if not offline and (snapshot := sandbox.restore_setup()) is not None:
         return base.model_copy(
             update={"status": "reused", "snapshot": snapshot, "duration_s": time.monotonic() - began}
         )
-    missing = [] if offline else [n for n in contract.setup_secrets if n not in env]
-    if missing:
-        names = ", ".join(f"{SETUP_SECRET_PREFIX}{n}" for n in missing)
-        problem = f"the setup secret{'s' if len(missing) > 1 else ''} {', '.join(missing)} (setup_secrets in .github/ai-fix.yml) {'are' if len(missing) > 1 else 'is'} not provided; set {names} on the ai-fix host"
+    if not offline and (problem := _missing_problem(contract, env)):
         return base.model_copy(update={"status": FAILED, "problem": problem})
     before = set(_walk(sandbox.workspace, into_dependencies=True))
     given = {} if offline else dict(env)
     stamped = stamps(sandbox.workspace) if given else {}
-    results = run_setup(sandbox, commands, env={**(versions or {}), **given}, network=not offline)
+    results = run_setup(sandbox, contract.setup, env={**(versions or {}), **given}, network=not offline)
     if given:
         sandbox.forget_setup()
     took = time.monotonic() - began
     outputs = created(before, _walk(sandbox.workspace, into_dependencies=True))
     if given:
-        searching = time.monotonic()
-        wrote = touched(sandbox.workspace, stamped)
-        leaks = secret_files(sandbox.workspace, wrote, given)
-        if leaks:  # whatever else happened: neither a snapshot, the checks nor the model may see them
-            return base.model_copy(
-                update={
-                    "status": FAILED,
-                    "problem": leak_problem(leaks, secrets),
-                    "secret_files": sorted(leaks),
-                    "duration_s": took,
-                }
-            )
-        # Outside the environment folders nothing a secret-bearing setup wrote is kept: no search follows every
-        # encoding, and there the checks and the model would read it.
-        withheld = [p for p in outputs if not DEPENDENCY_DIRS & set(p.split("/"))]
-        remove(sandbox.workspace, withheld)
-        outputs = [p for p in outputs if p not in withheld]
-        base = base.model_copy(
-            update={"searched": len(wrote), "search_s": time.monotonic() - searching, "withheld": withheld}
-        )
+        base, outputs = _kept_clean(sandbox, base, stamped, given, secrets, outputs, took)
+        if base.status == FAILED:
+            return base
     notes = [line.strip() for r in results for line in redact(r.output, secrets).splitlines() if line.startswith(NOTE)]
     base = base.model_copy(update={"notes": notes})
     if results and results[-1].exit_code != 0:
-        last, command = results[-1], commands[len(results) - 1]
-        output = redact(last.output, secrets)
-        error = error_line(output)
-        why = environment_error(output, missing=sandbox.missing_command) or ("timed out" if last.timed_out else error)
-        problem = f"setup command `{shortened(command)}` failed (exit {last.exit_code}): {why}"
-        failed = base.model_copy(
-            update={
-                "status": FAILED,
-                "problem": problem,
-                "duration_s": took,
-                "failed_command": command,
-                "exit_code": last.exit_code,
-                "error": error,
-                "fix": config_line(command) if contract.setup_origin == "detected" else "",
-                "last_lines": "\n".join(output.rstrip().splitlines()[-LAST_LINES:]),
-            }
-        )
-        if failed.guess_failed:
-            remove(sandbox.workspace, outputs)
-            failed = failed.model_copy(update={"removed": outputs})
-        return failed
+        return _failed(sandbox, contract, base, results, secrets, outputs, took)
     saved = "" if offline else sandbox.save_setup(outputs) or ""
     return base.model_copy(update={"status": "ran", "snapshot": saved, "duration_s": time.monotonic() - began})
 

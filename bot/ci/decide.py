@@ -96,6 +96,28 @@ def refused_reruns(record: CiRecord, head: str, refused: dict[int, str]) -> CiRe
     return record
 
 
+def _switched_off(pr: PullFacts, config: CiConfig) -> str:
+    """Why ai-fix leaves this PR's CI alone whatever it reports ("" when it does not)."""
+    if not config.fix:
+        return "CI fixing is off for this repository (ci.fix: false in .github/ai-fix.yml)"
+    if any(label.casefold() == NO_CI_FIX_LABEL for label in pr.labels):
+        return f"#{pr.number} carries the label {NO_CI_FIX_LABEL}"
+    return ""
+
+
+def _settle_reruns(record: CiRecord, ci: HeadCi, note: _Notes) -> None:
+    """The re-runs asked for on this head that have completed: passed (flaky, said in a note) or failed."""
+    for rerun in record.reruns:
+        run = ci.run(rerun.run_id)
+        if rerun.outcome != "requested" or rerun.head_sha != note.head or run is None or run.status != "completed":
+            continue
+        rerun.outcome = "passed" if run.conclusion == "success" else FAILED
+        if rerun.outcome == "passed":
+            note(
+                "flaky", f"`{rerun.name}` failed on {_short(note.head)} and passed when re-run: flaky, no round needed"
+            )
+
+
 def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Decision:
     record = record.model_copy(deep=True)
     head = pr.head_sha
@@ -113,18 +135,9 @@ def decide(pr: PullFacts, ci: HeadCi, config: CiConfig, record: CiRecord) -> Dec
             note("draft", f"{draft}; the pull request is back to draft", per_text=True)
         return Decision(action="note" if note.added else "skip", reason=reason, record=record, draft=draft)
 
-    if not config.fix:
-        return done("CI fixing is off for this repository (ci.fix: false in .github/ai-fix.yml)")
-    if any(label.casefold() == NO_CI_FIX_LABEL for label in pr.labels):
-        return done(f"#{pr.number} carries the label {NO_CI_FIX_LABEL}")
-
-    for rerun in record.reruns:
-        run = ci.run(rerun.run_id)
-        if rerun.outcome != "requested" or rerun.head_sha != head or run is None or run.status != "completed":
-            continue
-        rerun.outcome = "passed" if run.conclusion == "success" else FAILED
-        if rerun.outcome == "passed":
-            note("flaky", f"`{rerun.name}` failed on {_short(head)} and passed when re-run: flaky, no round needed")
+    if off := _switched_off(pr, config):
+        return done(off)
+    _settle_reruns(record, ci, note)
     if pr.awaiting == head and head not in record.reported and not ci.pending:
         record.reported.append(head)
         verdict = f"fails: {_names(ci.failed)}" if ci.failed else f"passes ({len(ci.passed)} checks)"

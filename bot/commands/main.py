@@ -27,7 +27,13 @@ HANDLERS = {
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ai-fix", description="Turn work requests into verified pull requests.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _service_commands(sub)
+    _local_commands(sub)
+    _eval_command(sub)
+    return parser
 
+
+def _service_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser("serve", help="the webhook server plus in-process workers")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -40,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the findings as one JSON object")
     sub.add_parser("migrate", help="apply the job store's schema migrations (AIFIX_DATABASE_URL) and exit")
 
+
+def _local_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     contract = sub.add_parser("contract", help="print the task contract for an issue as JSON (dry run)")
     contract.add_argument("--repo", required=True, help="path to a local git repository")
     contract.add_argument("--issue", required=True, help="Markdown file: '# title' on the first line, body below")
@@ -76,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--port", type=int, default=8765, help="port on this machine (0: any free port)")
     view.add_argument("--host", default="127.0.0.1", help="address to listen on (the page has no login: keep it local)")
 
+
+def _eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ev = sub.add_parser("eval", help="run tasks with hidden tests and classify what ai-fix delivered, per model")
     ev.add_argument("tasks", nargs="?", help="TASKS.jsonl (SWE-bench rows, or pypi release pairs) or a shipped set")
     ev.add_argument(
@@ -89,7 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--resume", action="store_true", help="continue the eval in --out, skipping finished runs")
     ev.add_argument("--limit", type=int, default=None, help="only the first N tasks")
     ev.add_argument("--list-sets", action="store_true", help="name the task sets shipped with ai-fix")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

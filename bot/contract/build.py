@@ -6,6 +6,7 @@ reads through `RepoFiles` is pure: the snapshot is frozen, `now` is passed in.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -25,6 +26,7 @@ from bot.contract.models import (
     ModelConfig,
     Provenance,
     SandboxConfig,
+    Scope,
     TaskContract,
 )
 from bot.contract.narrow import base_scope, narrow_budget, narrow_checks, narrow_scope
@@ -198,6 +200,104 @@ class _Builder:
         return lines
 
 
+@dataclass
+class _Read:
+    """What the issue's and the writer comments' sections say, each narrowing what came before it."""
+
+    scope: Scope
+    checks: list[Check]
+    budget: Budget
+    goal: str = ""
+    non_goals: list[str] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+    stated: list[str] = field(default_factory=list)
+    kind_section: str = ""
+    discussion: list[str] = field(default_factory=list)
+
+    def add(self, b: _Builder, source: str, sec: IssueSections) -> None:
+        for name in sec.found:
+            b.note_source(name, f"{source} ## {HEADINGS[name]}")
+        self.goal = sec.goal or self.goal
+        self.non_goals += sec.non_goals
+        self.constraints += sec.constraints
+        self.stated += sec.acceptance_criteria
+        self.kind_section = sec.kind or self.kind_section
+        self.scope, notes = narrow_scope(self.scope, sec.scope_allow, sec.scope_deny, source)
+        b.ignored += notes
+        self.checks, notes = narrow_checks(self.checks, sec.checks, source)
+        b.ignored += notes
+        self.budget, notes = narrow_budget(self.budget, sec.budget, source)
+        b.ignored += notes
+        if source != "issue" and sec.free_text:
+            self.discussion.append(f"{source}:\n{sec.free_text}")
+
+
+def _goal(b: _Builder, read: _Read, title: str, issue_free_text: str) -> str:
+    """The stated goal, else the title and the body's free text; with what writers added in comments."""
+    goal = read.goal
+    if not goal:
+        goal = "\n\n".join(t for t in (title, issue_free_text) if t)
+        b.sources["goal"] = "issue title and body"
+    if read.discussion:
+        goal = "\n\n".join([goal, *read.discussion])
+        b.note_source("goal", "writer comments")
+    return goal
+
+
+def _criteria(stated: list[str], feedback: list[str], evidence: bool, checks: list[Check]) -> list[Criterion]:
+    """The stated criteria and the review's, then those the harness derives: the reproduction, the checks."""
+    criteria = [Criterion(text=t, origin="stated", kind=criterion_kind(t)) for t in stated]
+    criteria += [Criterion(text=f, origin="review", kind=criterion_kind(f)) for f in feedback]
+    if evidence:
+        criteria.append(Criterion(text=REPRO_CRITERION, origin="derived", kind=BEHAVIOUR))
+    if checks:
+        names = ", ".join(c.name for c in checks)
+        criteria.append(Criterion(text=f"The checks pass: {names}.", origin="derived", kind=REGRESSION))
+    return criteria
+
+
+def _blocking(read: _Read, evidence: bool, config: RepoConfig | None) -> list[str]:
+    """What the contract lacks that stops the run: criteria or evidence, a scope."""
+    missing: list[str] = []
+    if not read.stated and not evidence:
+        missing.append(MISSING_CRITERIA)
+    if not read.scope.allow:
+        missing.append(
+            f"a non-empty scope: {CONFIG_PATH}'s `scope.allow` is empty; list the paths ai-fix may change"
+            if config is not None and not config.scope.allow
+            else "a scope inside the allowed one: every glob the issue's Scope asks for lies outside "
+            f"{CONFIG_PATH}'s `scope.allow`; list paths inside it"
+        )
+    return missing
+
+
+def _provenance(b: _Builder, evidence: list[str], taken: str) -> Provenance:
+    snapshot = b.snapshot
+    untrusted = b.untrusted()
+    if snapshot.author_permission not in WRITE_PERMISSIONS:
+        b.sources["body"] = (
+            f"written by @{snapshot.author} ({snapshot.author_permission}); the job was started by "
+            f"@{snapshot.sender} ({snapshot.sender_permission})"
+        )
+    if b.removed:
+        b.sources["hidden_text_removed"] = describe_removed(b.removed)
+    local = snapshot.number == 0
+    return Provenance(
+        repo=snapshot.repo,
+        number=None if local else snapshot.number,
+        kind="local" if local else snapshot.kind,
+        sender=snapshot.sender or None,
+        sender_permission=snapshot.sender_permission or None,
+        author=snapshot.author or None,
+        author_permission=snapshot.author_permission or None,
+        snapshot_at=taken,
+        sources=b.sources,
+        untrusted=untrusted,
+        evidence=evidence,
+        ignored=b.ignored,
+    )
+
+
 def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None = None) -> TaskContract:
     """The task contract of a job: config (or detection) narrowed by the issue and writer comments.
 
@@ -210,74 +310,26 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
             b.sources[key] = f"{CONFIG_PATH} ({files.source})"
     checks = b.base_checks(config)
     setup, setup_sources, setup_origin, sandbox = b.setup(config, checks)
-    scope = base_scope(config.scope.allow, config.scope.deny) if config else base_scope(["**"], [])
-    budget = Budget(**config.budget.model_dump()) if config else Budget()
-
+    read = _Read(
+        scope=base_scope(config.scope.allow, config.scope.deny) if config else base_scope(["**"], []),
+        checks=checks,
+        budget=Budget(**config.budget.model_dump()) if config else Budget(),
+    )
     title = b.sanitized(snapshot.title)
-    goal, non_goals, constraints, stated, kind_section = "", [], [], [], ""
-    discussion: list[str] = []
     parts = b.parts()
     for source, _, sec in parts:
-        for name in sec.found:
-            b.note_source(name, f"{source} ## {HEADINGS[name]}")
-        if sec.goal:
-            goal = sec.goal
-        non_goals += sec.non_goals
-        constraints += sec.constraints
-        stated += sec.acceptance_criteria
-        kind_section = sec.kind or kind_section
-        scope, notes = narrow_scope(scope, sec.scope_allow, sec.scope_deny, source)
-        b.ignored += notes
-        checks, notes = narrow_checks(checks, sec.checks, source)
-        b.ignored += notes
-        budget, notes = narrow_budget(budget, sec.budget, source)
-        b.ignored += notes
-        if source != "issue" and sec.free_text:
-            discussion.append(f"{source}:\n{sec.free_text}")
-
-    if not goal:
-        goal = "\n\n".join(t for t in (title, parts[0][2].free_text) if t)
-        b.sources["goal"] = "issue title and body"
-    if discussion:
-        goal = "\n\n".join([goal, *discussion])
-        b.note_source("goal", "writer comments")
+        read.add(b, source, sec)
+    goal = _goal(b, read, title, parts[0][2].free_text)
 
     issue_text = "\n\n".join(part for _, part, _ in parts)
     evidence = find_evidence(issue_text)
-    kind, b.sources["kind"] = task_kind(snapshot.labels, kind_section, evidence, f"{title}\n{issue_text}")
+    kind, b.sources["kind"] = task_kind(snapshot.labels, read.kind_section, evidence, f"{title}\n{issue_text}")
     feedback = b.feedback()
-    criteria = [Criterion(text=t, origin="stated", kind=criterion_kind(t)) for t in stated]
-    criteria += [Criterion(text=f, origin="review", kind=criterion_kind(f)) for f in feedback]
-    if evidence:
-        criteria.append(Criterion(text=REPRO_CRITERION, origin="derived", kind=BEHAVIOUR))
-    if checks:
-        names = ", ".join(c.name for c in checks)
-        criteria.append(Criterion(text=f"The checks pass: {names}.", origin="derived", kind=REGRESSION))
-
-    missing: list[str] = []
-    if not stated and not evidence:
-        missing.append(MISSING_CRITERIA)
-    if not scope.allow:
-        missing.append(
-            f"a non-empty scope: {CONFIG_PATH}'s `scope.allow` is empty; list the paths ai-fix may change"
-            if config is not None and not config.scope.allow
-            else "a scope inside the allowed one: every glob the issue's Scope asks for lies outside "
-            f"{CONFIG_PATH}'s `scope.allow`; list paths inside it"
-        )
-
+    missing = _blocking(read, bool(evidence), config)
     blocking = bool(missing)
-    if not checks:
+    if not read.checks:
         missing.append(NO_CHECKS)
-    untrusted = b.untrusted()
     conventions = b.conventions()
-    if snapshot.author_permission not in WRITE_PERMISSIONS:
-        b.sources["body"] = (
-            f"written by @{snapshot.author} ({snapshot.author_permission}); the job was started by "
-            f"@{snapshot.sender} ({snapshot.sender_permission})"
-        )
-    if b.removed:
-        b.sources["hidden_text_removed"] = describe_removed(b.removed)
-    local = snapshot.number == 0
     taken = snapshot.taken_at or (now or datetime.now(UTC)).isoformat()
     return TaskContract(
         status=NEEDS_CLARIFICATION if blocking else "ready",
@@ -285,34 +337,21 @@ def build_contract(snapshot: Snapshot, files: RepoFiles, *, now: datetime | None
         kind=kind,
         title=title,
         goal=goal,
-        non_goals=non_goals,
-        constraints=constraints,
-        acceptance_criteria=criteria,
-        scope=scope,
-        checks=checks,
+        non_goals=read.non_goals,
+        constraints=read.constraints,
+        acceptance_criteria=_criteria(read.stated, feedback, bool(evidence), read.checks),
+        scope=read.scope,
+        checks=read.checks,
         setup=setup,
         setup_sources=setup_sources,
         setup_origin=setup_origin,
         setup_secrets=list(config.setup_secrets) if config else [],
-        budget=budget,
+        budget=read.budget,
         sandbox=sandbox,
         model=ModelConfig(**config.model.model_dump()) if config else ModelConfig(),
         ci=CiConfig(**config.ci.model_dump()) if config else CiConfig(),
         feedback=feedback,
-        provenance=Provenance(
-            repo=snapshot.repo,
-            number=None if local else snapshot.number,
-            kind="local" if local else snapshot.kind,
-            sender=snapshot.sender or None,
-            sender_permission=snapshot.sender_permission or None,
-            author=snapshot.author or None,
-            author_permission=snapshot.author_permission or None,
-            snapshot_at=taken,
-            sources=b.sources,
-            untrusted=untrusted,
-            evidence=evidence,
-            ignored=b.ignored,
-        ),
+        provenance=_provenance(b, evidence, taken),
         conventions=conventions,
         approval=approval(config, snapshot, files.source),
     )

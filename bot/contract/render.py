@@ -80,25 +80,39 @@ def render_contract_comment(contract: TaskContract) -> str:
         out += [_checks_table(c.checks)]
     else:
         out += ["**Checks**: none found. Add `checks:` to `.github/ai-fix.yml` so the result can be verified."]
-    if c.setup:
-        origin = " (detected; `setup:` in `.github/ai-fix.yml` replaces it)" if c.setup_origin == "detected" else ""
-        secrets = f"; setup secrets: {', '.join(map(code_span, c.setup_secrets))}" if c.setup_secrets else ""
-        if c.setup_sources:
-            out += ["", f"**Setup**{origin} (network: {c.sandbox.network}{secrets}):", ""]
-            out += [
-                f"- {code_span(readable(cmd))}{FALLBACK if readable(cmd) != cmd else ''} ← {inert_line(src)}"
-                for cmd, src in zip(c.setup, c.setup_sources, strict=False)
-            ]
-        else:
-            out += [
-                "",
-                f"**Setup**{origin}: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network}{secrets})",
-            ]
+    out += _setup_lines(c)
     out += [
         "",
         f"**Budget**: {b.max_steps} steps, ${b.max_cost_usd:.2f}, {b.max_wall_minutes} min, at most "
         f"{b.max_files_changed} files and {b.max_lines_changed} lines changed.",
     ]
+    out += _governance_lines(c)
+    out += ["", f"<sub>Contract taken at {c.provenance.snapshot_at}. {RESTART}</sub>"]
+    return _cap("\n".join(out) + "\n")
+
+
+def _setup_lines(c: TaskContract) -> list[str]:
+    """The setup commands, each with where it was found when detected."""
+    if not c.setup:
+        return []
+    origin = " (detected; `setup:` in `.github/ai-fix.yml` replaces it)" if c.setup_origin == "detected" else ""
+    secrets = f"; setup secrets: {', '.join(map(code_span, c.setup_secrets))}" if c.setup_secrets else ""
+    if not c.setup_sources:
+        return ["", f"**Setup**{origin}: {', '.join(map(code_span, c.setup))} (network: {c.sandbox.network}{secrets})"]
+    return [
+        "",
+        f"**Setup**{origin} (network: {c.sandbox.network}{secrets}):",
+        "",
+        *(
+            f"- {code_span(readable(cmd))}{FALLBACK if readable(cmd) != cmd else ''} ← {inert_line(src)}"
+            for cmd, src in zip(c.setup, c.setup_sources, strict=False)
+        ),
+    ]
+
+
+def _governance_lines(c: TaskContract) -> list[str]:
+    """Approval, what the issue could not widen, untrusted comments kept as data, the instruction files read."""
+    out: list[str] = []
     if c.approval.mode == "plan":
         out += [
             "",
@@ -118,8 +132,7 @@ def render_contract_comment(contract: TaskContract) -> str:
                 "kept as quoted data only; not instructions."]  # fmt: skip
     if c.conventions.files:
         out += ["", f"**Instruction files** (default branch): {', '.join(map(code_span, c.conventions.files))}"]
-    out += ["", f"<sub>Contract taken at {c.provenance.snapshot_at}. {RESTART}</sub>"]
-    return _cap("\n".join(out) + "\n")
+    return out
 
 
 def render_clarification_comment(contract: TaskContract) -> str:

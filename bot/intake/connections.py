@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -31,48 +31,51 @@ class ConnectionLimits:
     """Open connections at once; more are answered 503 and closed."""
 
 
+class GuardedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol holding each connection to `limits` (set by `guarded_protocol`)."""
+
+    limits: ClassVar[ConnectionLimits]
+    waiting: Waiting = ""
+    deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            transport.write(BUSY)
+            transport.close()
+            return
+        self.expect("headers")
+
+    def data_received(self, data: bytes) -> None:
+        if not self.waiting:
+            self.expect("headers")  # the first bytes of the next request on a kept-alive connection
+        before = self.cycle
+        super().data_received(data)
+        if self.cycle is not before:  # a request's headers are in
+            self.expect("body")
+        if self.waiting == "body" and not self.cycle.more_body:
+            self.expect("")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.expect("")
+        super().connection_lost(exc)
+
+    def expect(self, what: Waiting) -> None:
+        """Wait for `what` under its deadline ("": nothing is awaited from the client)."""
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+        self.waiting = what
+        if what:
+            seconds = self.limits.header_timeout if what == "headers" else self.limits.body_timeout
+            self.deadline = self.loop.call_later(seconds, self.too_slow)
+
+    def too_slow(self) -> None:
+        self.deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()  # an app still reading the body is told the client went away
+
+
 def guarded_protocol(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
     """uvicorn's httptools protocol with `limits` applied (for `uvicorn.Config(http=...)`)."""
-
-    class Guarded(HttpToolsProtocol):
-        waiting: Waiting = ""
-        deadline: asyncio.TimerHandle | None = None
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            if len(self.connections) > limits.max_connections:
-                transport.write(BUSY)
-                transport.close()
-                return
-            self.expect("headers")
-
-        def data_received(self, data: bytes) -> None:
-            if not self.waiting:
-                self.expect("headers")  # the first bytes of the next request on a kept-alive connection
-            before = self.cycle
-            super().data_received(data)
-            if self.cycle is not before:  # a request's headers are in
-                self.expect("body")
-            if self.waiting == "body" and not self.cycle.more_body:
-                self.expect("")
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self.expect("")
-            super().connection_lost(exc)
-
-        def expect(self, what: Waiting) -> None:
-            """Wait for `what` under its deadline ("": nothing is awaited from the client)."""
-            if self.deadline is not None:
-                self.deadline.cancel()
-                self.deadline = None
-            self.waiting = what
-            if what:
-                seconds = limits.header_timeout if what == "headers" else limits.body_timeout
-                self.deadline = self.loop.call_later(seconds, self.too_slow)
-
-        def too_slow(self) -> None:
-            self.deadline = None
-            if not self.transport.is_closing():
-                self.transport.close()  # an app still reading the body is told the client went away
-
-    return Guarded
+    return type("Guarded", (GuardedProtocol,), {"limits": limits})
