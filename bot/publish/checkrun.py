@@ -8,9 +8,10 @@ from pydantic import BaseModel, Field
 
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
+from bot.publish.check_table import passing_checks, status, transitions
 from bot.publish.links import run_link
 from bot.publish.plan import approach_line
-from bot.publish.render import OUTCOME_WORDS, passing_checks, status, transitions
+from bot.publish.render import OUTCOME_WORDS
 from bot.vocabulary import ACCEPTED, FAILED, HANDED_OFF, NEEDS_CLARIFICATION, UNVERIFIED
 
 CHECK_NAME = "ai-fix"

@@ -8,7 +8,7 @@ from bot.checks.models import CheckRun
 from bot.ci.models import CiNote, CiRound
 from bot.loop.result import RunResult
 from bot.markdown import code_span, inert_line
-from bot.publish.render import status
+from bot.publish.check_table import status
 
 
 def _names(names: Sequence[str]) -> str:
