@@ -16,7 +16,6 @@ Usage: .venv/bin/python bench/first_run.py [--runs 5]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import add_smoke
+from common import add_smoke, machine_load
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
@@ -78,7 +77,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.runs = 1
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} cores")
+    print(f"before: {machine_load()}")
     results = []
     for n in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="ai-fix-first-run-") as work:
@@ -90,7 +89,7 @@ def main() -> None:
         f"{medians['switch_s']:.2f} s; first signed ping {medians['ping_ms']:.1f} ms; a restart instead "
         f"{medians['restart_s']:.2f} s ({medians['restart_s'] / medians['switch_s']:.1f} × the in-process switch)"
     )
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"after: {machine_load()}")
 
 
 if __name__ == "__main__":
