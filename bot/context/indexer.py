@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from bot.context.extract import extract_tags
 from bot.context.filetable import StatKey
 from bot.context.index import Index
 from bot.context.languages import grammar_for
 from bot.context.repo import RepoFiles, blob_id
 from bot.context.store import TagStore
-from bot.context.tags import FileTags, extract_tags
+from bot.context.tags import FileTags
 from bot.redact import is_secret_file
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from bot.context.graph import personalised_pagerank
@@ -10,7 +9,6 @@ from bot.context.imports import resolve
 from bot.context.index import Index
 from bot.context.mentions import Frame, Mentions
 from bot.context.subjects import is_test_path, subjects
-from bot.context.terms import text_terms
 
 # Weights of the signals, each in [0, 1]. Chosen on the localization benchmark (bench/localize.py):
 # lexical search carries most of the weight; names in the issue and the graph add a few points each.
@@ -169,10 +167,6 @@ def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
     _changed_and_modules(index, mentions, hits)
     _named_symbols(index, mentions, hits)
     return hits
-
-
-def query_terms(text: str) -> dict[str, int]:
-    return dict(Counter(text_terms(text)))
 
 
 def _scaled(scores: dict[int, float]) -> dict[int, float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections import Counter
 from functools import lru_cache
 from importlib import resources
 
@@ -44,10 +44,14 @@ def identifier_terms(name: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def text_terms(text: str) -> Iterator[str]:
-    """Search terms of free text: every identifier-like word, split like code identifiers."""
-    for word in _WORD.findall(text):
-        yield from identifier_terms(word)
+def text_term_counts(text: str) -> dict[str, int]:
+    """Search terms of free text, counted: every identifier-like word, split like code identifiers (each
+    distinct word split once: a file's prose repeats its words)."""
+    counts: dict[str, int] = {}
+    for word, count in Counter(_WORD.findall(text)).items():
+        for term in identifier_terms(word):
+            counts[term] = counts.get(term, 0) + count
+    return counts
 
 
 def path_terms(path: str) -> list[str]:
