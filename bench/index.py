@@ -50,9 +50,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "bench-index"
 AIDER = CACHE.parent / "aider-bench"
 AIDER_REQUIREMENTS = ROOT / "bench" / "aider-requirements.txt"
-DJANGO = ("Django", "5.1", "848a5980e8efb76eea70872fb0e4bc5e371619c70fffbe48e3e1b50b2c09455d")
-"""The source release on PyPI and its sha256."""
-
 GOAL = {"cold_s": 2.2, "aider_ratio": 8.0, "memory_mb": 150, "warm_ms": 200, "incremental_ms": 200, "query_ms": 100}
 EDITED = "django/db/models/query.py"
 """The file edited for the incremental update (another repository: its first tracked Python file)."""
@@ -74,9 +71,9 @@ def django_repo() -> Path:
     if (repo / ".git").is_dir():
         return repo
     sys.path[:0] = [str(ROOT)]
-    from tests.support.pypi_releases import Dist, fetch
+    from tests.support.pypi_releases import DJANGO, fetch
 
-    sdist = fetch(Dist(*DJANGO))
+    sdist = fetch(DJANGO)
     with tempfile.TemporaryDirectory(dir=CACHE.parent) as tmp:
         with tarfile.open(sdist) as tar:
             tar.extractall(tmp, filter="data")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing
 import os
@@ -9,14 +10,15 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
+from bot.context.extract import extract_tags
 from bot.context.filetable import StatKey
 from bot.context.index import Index
 from bot.context.languages import grammar_for
 from bot.context.repo import RepoFiles, blob_id
 from bot.context.store import TagStore
-from bot.context.tags import FileTags, extract_tags
+from bot.context.tags import FileTags
 from bot.redact import is_secret_file
 
 log = logging.getLogger(__name__)
@@ -32,7 +34,18 @@ STORE_BATCH = 256
 BULK_FROM = 100
 """From this many changed files on, relinking the whole graph is cheaper than patching it."""
 
-ParseMany = Callable[[list[tuple[bytes, str]]], Iterator[FileTags]]
+Pending = tuple[str, str, StatKey, str, int]
+"""A file to index: (path, blob, stat, grammar, size)."""
+
+
+class Sources(Protocol):
+    """(source, grammar) pairs to parse, counted beforehand: a list, or files read as the parser takes them."""
+
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[tuple[bytes, str]]: ...
+
+
+ParseMany = Callable[[Sources], Iterator[FileTags]]
 
 
 @dataclass
@@ -62,7 +75,7 @@ def _parse(item: tuple[bytes, str]) -> tuple[Any, ...]:
     return extract_tags(*item).to_tuple()
 
 
-def parse_many(items: list[tuple[bytes, str]]) -> Iterator[FileTags]:
+def parse_many(items: Sources) -> Iterator[FileTags]:
     """Tags for each (source, grammar), in order; on several cores for a large batch."""
     workers = min(os.cpu_count() or 1, 8)
     # Forked workers start in milliseconds, but forking a process that runs threads (a server) can
@@ -71,7 +84,9 @@ def parse_many(items: list[tuple[bytes, str]]) -> Iterator[FileTags]:
     if len(items) < PARALLEL_FROM or workers < 2 or not forkable:
         yield from (extract_tags(*item) for item in items)
         return
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    # Frozen, the objects a worker inherits are never scanned by its garbage collector, so their pages stay
+    # shared with this process instead of being copied into every worker.
+    with multiprocessing.get_context("fork").Pool(workers, initializer=gc.freeze) as pool:
         for data in pool.imap(_parse, items, chunksize=16):
             yield FileTags.from_tuple(data)
 
@@ -82,7 +97,7 @@ def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = par
     report = SyncReport()
     kept: set[str] = set()
     changed: list[tuple[str, int]] = []
-    pending: list[tuple[str, str, StatKey, str, bytes]] = []
+    pending: list[Pending] = []
     for path in files.paths():
         grammar = indexable(path)
         stat = files.stat(path) if grammar else None
@@ -109,7 +124,7 @@ def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = par
             changed.append((path, fid))
         if not _looks_generated(data):
             kept.add(path)
-            pending.append((path, blob, stat, grammar, data))
+            pending.append((path, blob, stat, grammar, len(data)))
     changed = [(path, fid) for path, fid in changed if path in kept]
     gone = [(path, fid) for fid, path in enumerate(index.files.paths) if path is not None and path not in kept]
     outgoing = [*changed, *gone]
@@ -123,32 +138,64 @@ def sync(index: Index, files: RepoFiles, store: TagStore, parse: ParseMany = par
     report.parsed = len(pending) - report.reused
     index.apply(
         removed=[(path, old[index.files.blobs[fid]]) for path, fid in outgoing],
-        added=_with_tags(pending, cached, store, parse),
+        added=_with_tags(pending, cached, store, _Sources(files, [e for e in pending if e[1] not in cached]), parse),
         bulk=len(pending) + len(gone) >= BULK_FROM,
     )
     return index, report
 
 
+class _Sources:
+    """(source, grammar) of the files to parse, each read only when the parser takes it. Forked workers keep
+    the pages of whatever the indexing process holds when they start, even once it has let go of it: read
+    ahead, Django's 17 MB of sources stayed resident for the whole parse. A file edited since it was
+    listed is indexed as read here (its blob id with it); one deleted since is left out."""
+
+    def __init__(self, files: RepoFiles, entries: list[Pending]) -> None:
+        self._files = files
+        # Largest first: a big file parsed last would leave the other workers idle at the end.
+        self.entries = sorted(entries, key=lambda entry: -entry[4])
+        self.blobs: dict[int, str | None] = {}
+        """Entries whose file changed since it was listed: its blob now, None if it is gone."""
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[tuple[bytes, str]]:
+        for i, (path, blob, _, grammar, _) in enumerate(self.entries):
+            try:
+                data = self._files.read(path)
+            except OSError:
+                self.blobs[i] = None
+                yield b"", grammar
+                continue
+            now = blob_id(data)
+            if now != blob:
+                self.blobs[i] = now
+            yield data, grammar
+
+
 def _with_tags(
-    pending: list[tuple[str, str, StatKey, str, bytes]],
+    pending: list[Pending],
     cached: dict[str, FileTags],
     store: TagStore,
+    to_parse: _Sources,
     parse: ParseMany,
 ) -> Iterator[tuple[str, str, StatKey, str, FileTags]]:
     """Yield entries with their tags as parsing goes, saving new tags in batches (progress survives a crash)."""
-    # Largest first: a big file parsed last would leave the other workers idle at the end.
-    to_parse = sorted((entry for entry in pending if entry[1] not in cached), key=lambda entry: -len(entry[4]))
     if to_parse:
         log.info("parsing %d files", len(to_parse))
     for path, blob, stat, grammar, _ in pending:
         if blob in cached:
             yield path, blob, stat, grammar, cached[blob]
     batch: list[tuple[str, FileTags]] = []
-    parsed = parse([(data, grammar) for _, _, _, grammar, data in to_parse])
-    for (path, blob, stat, grammar, _), tags in zip(to_parse, parsed):
-        batch.append((blob, tags))
+    for i, tags in enumerate(parse(to_parse)):
+        path, blob, stat, grammar, _ = to_parse.entries[i]
+        now = to_parse.blobs.get(i, blob)
+        if now is None:
+            continue
+        batch.append((now, tags))
         if len(batch) >= STORE_BATCH:
             store.put_many(batch)
             batch.clear()
-        yield path, blob, stat, grammar, tags
+        yield path, now, stat, grammar, tags
     store.put_many(batch)

@@ -1,4 +1,4 @@
-"""Which tree-sitter grammar and tag query serve which file, by extension."""
+"""Which grammar serves which file, by extension, and for tree-sitter's grammars their tag query."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from tree_sitter_language_pack import get_language, get_parser
 
 _JS = ("ecmascript", "javascript")
 _TS = ("ecmascript", "typescript")
-# extension -> (grammar in tree-sitter-language-pack, query files in queries/, joined in order)
+# extension -> (grammar, query files in queries/ joined in order); Python is read without tree-sitter (python_tags)
 LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
-    ".py": ("python", ("python",)),
-    ".pyi": ("python", ("python",)),
+    ".py": ("python", ()),
+    ".pyi": ("python", ()),
     ".js": ("javascript", _JS),
     ".mjs": ("javascript", _JS),
     ".cjs": ("javascript", _JS),

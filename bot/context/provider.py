@@ -12,13 +12,13 @@ from bot.context.graph import global_pagerank
 from bot.context.index import Index
 from bot.context.indexer import ParseMany, SyncReport, parse_many, sync
 from bot.context.mentions import find_mentions
-from bot.context.rank import FileHits, Ranked, direct_hits, query_terms, rank_files
+from bot.context.rank import FileHits, Ranked, direct_hits, rank_files
 from bot.context.render import fit, render_map, render_slices
 from bot.context.repo import RepoFiles
 from bot.context.slices import choose_spans, merge
 from bot.context.store import TagStore, cache_version, load_snapshot, save_snapshot
 from bot.context.tags import Definition
-from bot.context.terms import count_tokens
+from bot.context.terms import count_tokens, text_term_counts
 from bot.errors import AiFixError
 from bot.redact import redact
 
@@ -140,7 +140,7 @@ class RepoContext:
     def _rank(self, query: Query) -> tuple[list[Ranked], dict[int, FileHits], dict[str, int]]:
         mentions = find_mentions(query.text, query.failure, query.diff)
         hits = direct_hits(self.index, mentions)
-        terms = query_terms(mentions.words)
+        terms = text_term_counts(mentions.words)
         return rank_files(self.index, terms, hits), hits, terms
 
     def _global_rank(self) -> dict[int, float]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from bot.context.graph import personalised_pagerank
@@ -10,7 +9,6 @@ from bot.context.imports import resolve
 from bot.context.index import Index
 from bot.context.mentions import Frame, Mentions
 from bot.context.subjects import is_test_path, subjects
-from bot.context.terms import text_terms
 
 # Weights of the signals, each in [0, 1]. Chosen on the localization benchmark (bench/localize.py):
 # lexical search carries most of the weight; names in the issue and the graph add a few points each.
@@ -91,24 +89,26 @@ def _path_matches(index: Index, mentioned: str) -> tuple[list[int], bool]:
     return best, exact
 
 
-def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
-    hits: dict[int, FileHits] = {}
+def _hit(hits: dict[int, FileHits], fid: int, score: float, reason: str, certain: bool = False) -> FileHits:
+    entry = hits.setdefault(fid, FileHits())
+    if certain:
+        entry.certain += score
+    else:
+        entry.score += score
+    if reason not in entry.reasons:
+        entry.reasons.append(reason)
+    return entry
 
-    def hit(fid: int, score: float, reason: str, certain: bool = False) -> FileHits:
-        entry = hits.setdefault(fid, FileHits())
-        if certain:
-            entry.certain += score
-        else:
-            entry.score += score
-        if reason not in entry.reasons:
-            entry.reasons.append(reason)
-        return entry
 
+def _named_paths(index: Index, mentions: Mentions, hits: dict[int, FileHits]) -> None:
     for mentioned in mentions.paths:
         found, exact = _path_matches(index, mentioned)
         full_path = exact and "/" in mentioned.strip("/")
         for fid in found:
-            hit(fid, (PATH_HIT if full_path else BASENAME_HIT) / len(found), "named in the issue", full_path)
+            _hit(hits, fid, (PATH_HIT if full_path else BASENAME_HIT) / len(found), "named in the issue", full_path)
+
+
+def _traceback_frames(index: Index, mentions: Mentions, hits: dict[int, FileHits]) -> None:
     in_repo = []
     for frame in mentions.frames:
         found, exact = _path_matches(index, frame.path)
@@ -117,16 +117,22 @@ def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
     deepest = max((frame.depth for frame, _ in in_repo), default=0)
     for frame, fid in in_repo:
         # The repository's frame nearest the raise point is the likeliest place of the fault.
-        entry = hit(fid, FRAME_HIT * FRAME_DECAY ** (deepest - frame.depth), "traceback frame", True)
+        entry = _hit(hits, fid, FRAME_HIT * FRAME_DECAY ** (deepest - frame.depth), "traceback frame", True)
         entry.frames.append(frame)
+
+
+def _changed_and_modules(index: Index, mentions: Mentions, hits: dict[int, FileHits]) -> None:
     for path in mentions.diff_paths:
         changed = index.files.file_id(path)
         if changed is not None:
-            hit(changed, DIFF_HIT, "changed in the current diff", True)
+            _hit(hits, changed, DIFF_HIT, "changed in the current diff", True)
     keys = index.module_keys()
     for dotted in mentions.dotted:
         for fid in resolve(dotted, "", "python", keys) or resolve(dotted.lower(), "", "python", keys):
-            hit(fid, MODULE_HIT, "module named in the issue")
+            _hit(hits, fid, MODULE_HIT, "module named in the issue")
+
+
+def _named_symbols(index: Index, mentions: Mentions, hits: dict[int, FileHits]) -> None:
     stems = index.by_stem()
     rare = max(1, int(index.files.live_count * RARE_STEM))
     symbols: dict[int, list[float]] = {}
@@ -140,21 +146,27 @@ def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
             home = []
         if home or (0 < len(same_stem) <= MAX_STEM_FILES and len(index.terms.postings.get(name.lower())) <= rare):
             for fid in home or same_stem:
-                hit(fid, STEM_HIT * certainty / len(home or same_stem), "module named in the issue")
+                _hit(hits, fid, STEM_HIT * certainty / len(home or same_stem), "module named in the issue")
         if not definers or len(definers) > MAX_SYMBOL_DEFINERS:
             continue
         for fid in definers:
             symbols.setdefault(fid, []).append(certainty / len(definers))
-            hit(fid, 0.0, "defines a name in the issue").names.add(name)
+            _hit(hits, fid, 0.0, "defines a name in the issue").names.add(name)
     for fid, weights in symbols.items():
         # The most specific name decides; more names add a little (a big file defines many).
         weights.sort(reverse=True)
         hits[fid].score += weights[0] + SYMBOL_TAIL * sum(weights[1:])
+
+
+def direct_hits(index: Index, mentions: Mentions) -> dict[int, FileHits]:
+    """The files an issue points at by itself: paths it names, traceback frames, the current diff, modules
+    and names it mentions."""
+    hits: dict[int, FileHits] = {}
+    _named_paths(index, mentions, hits)
+    _traceback_frames(index, mentions, hits)
+    _changed_and_modules(index, mentions, hits)
+    _named_symbols(index, mentions, hits)
     return hits
-
-
-def query_terms(text: str) -> dict[str, int]:
-    return dict(Counter(text_terms(text)))
 
 
 def _scaled(scores: dict[int, float]) -> dict[int, float]:

@@ -14,9 +14,9 @@ from bot.context.index import Index
 from bot.context.tags import FileTags
 from bot.errors import AiFixError
 
-FORMAT = 3
-"""Bump when the shape of cached data or how terms are made changes; query edits invalidate the
-cache by themselves."""
+FORMAT = 4
+"""Bump when the shape of cached data, how a reader finds tags (`python_tags`) or how terms are made
+changes; query edits invalidate the cache by themselves."""
 
 
 def cache_version() -> str:

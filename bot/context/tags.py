@@ -1,16 +1,16 @@
-"""Tag extraction: definitions, references, imports and searchable terms of one file (pure)."""
+"""A file's tags (definitions, references, imports, searchable terms) and how they are put together (pure).
+
+The readers that find them: `python_tags` (Python, from its tokens) and `tree_sitter_tags` (every other
+language, from tree-sitter captures); `extract` picks one by grammar.
+"""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import tree_sitter
-
-from bot.context.languages import parser_for, query_for
-from bot.context.terms import identifier_terms, text_terms
+from bot.context.terms import identifier_terms, text_term_counts
 
 DEFINITION_WEIGHT = 3
 """A name defined in a file says more about the file than a name it merely uses."""
@@ -52,62 +52,19 @@ class FileTags:
         return cls(tuple(Definition(*d) for d in defs), refs, tuple(imports), terms)
 
 
-def _definition(name_node: tree_sitter.Node, kind: str) -> Definition:
-    node = name_node.parent or name_node
-    if node.type == "assignment" and node.parent is not None:
-        node = node.parent
-    if node.parent is not None and node.parent.type == "decorated_definition":
-        node = node.parent
-    return Definition(
-        name=_text(name_node), kind=kind, start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1
-    )
-
-
-def _text(node: tree_sitter.Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
-def _python_member_import(member: tree_sitter.Node) -> str:
-    """`from a.b import c` also names module `a.b.c`, which may be a file of its own."""
-    statement = member.parent
-    while statement is not None and statement.type != "import_from_statement":
-        statement = statement.parent
-    module = statement.child_by_field_name("module_name") if statement is not None else None
-    base = _text(module) if module is not None else ""
-    return f"{base}{_text(member)}" if base.endswith(".") else f"{base}.{_text(member)}"
-
-
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-def _clean_import(text: str) -> str:
-    return text.strip().strip("\"'`")
-
-
-def extract_tags(source: bytes, grammar: str) -> FileTags:
-    """Parse one file and collect its tags with the grammar's query from `queries/`."""
-    tree = parser_for(grammar).parse(source)
-    captures = tree_sitter.QueryCursor(query_for(grammar)).captures(tree.root_node)
-    definitions: list[Definition] = []
-    imports: list[str] = []
-    module_paths: list[str] = []
-    references: Counter[str] = Counter()
-    terms: Counter[str] = Counter()
-    for capture, nodes in captures.items():
-        if capture.startswith("definition."):
-            definitions.extend(_definition(node, capture.partition(".")[2]) for node in nodes)
-        elif capture == "reference":
-            # Counted as bytes, decoded once per distinct name: most of a file's nodes are references.
-            for raw, count in Counter(node.text for node in nodes).items():
-                references[(raw or b"").decode("utf-8", "replace")] += count
-        elif capture == "import.member":
-            imports.extend(_python_member_import(node) for node in nodes)
-        elif capture.startswith("import"):
-            module_paths.extend(_clean_import(_text(node)) for node in nodes)
-        elif capture == "doc":
-            for node in nodes:
-                terms.update(text_terms(_text(node)))
-    imports.extend(module_paths)
+def collect(
+    definitions: list[Definition],
+    references: dict[str, int],
+    member_imports: list[str],
+    module_paths: list[str],
+    docs: str,
+) -> FileTags:
+    """A file's tags from what a reader found: its definitions, the identifiers its code uses (counted),
+    the modules it imports by member (`a.b.c` for `from a.b import c`) and by path as written, and its
+    comments and string literals (`docs`, one text)."""
     # The words of a module path (`django` in `from django.db import models`) name no definition:
     # counted as uses, they would link every importer to whatever defines a method `django`.
     for path in module_paths:
@@ -117,10 +74,12 @@ def extract_tags(source: bytes, grammar: str) -> FileTags:
             else:
                 references.pop(word, None)
     definitions.sort(key=lambda d: (d.start_line, d.name))
+    terms = text_term_counts(docs)
     for name, count in references.items():
         for term in identifier_terms(name):
-            terms[term] += count
+            terms[term] = terms.get(term, 0) + count
     for definition in definitions:
         for term in identifier_terms(definition.name):
-            terms[term] += DEFINITION_WEIGHT
-    return FileTags(tuple(definitions), dict(references), tuple(dict.fromkeys(imports)), dict(terms))
+            terms[term] = terms.get(term, 0) + DEFINITION_WEIGHT
+    imports = tuple(dict.fromkeys([*member_imports, *module_paths]))
+    return FileTags(tuple(definitions), dict(references), imports, terms)

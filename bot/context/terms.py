@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections import Counter
 from functools import lru_cache
 from importlib import resources
 
@@ -32,7 +32,9 @@ def singular(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=65536)
+# Every parse worker fills its own: 8,192 names keep nearly all its hits (a Django index: 1.77 s of CPU
+# against 1.73 s with 65,536) for 8 MB instead of 29.
+@lru_cache(maxsize=8192)
 def identifier_terms(name: str) -> tuple[str, ...]:
     """`get_user_name`, `getUserName` -> the whole name lower-cased plus its parts, plurals made singular."""
     stop = stopwords()
@@ -44,10 +46,14 @@ def identifier_terms(name: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def text_terms(text: str) -> Iterator[str]:
-    """Search terms of free text: every identifier-like word, split like code identifiers."""
-    for word in _WORD.findall(text):
-        yield from identifier_terms(word)
+def text_term_counts(text: str) -> dict[str, int]:
+    """Search terms of free text, counted: every identifier-like word, split like code identifiers (each
+    distinct word split once: a file's prose repeats its words)."""
+    counts: dict[str, int] = {}
+    for word, count in Counter(_WORD.findall(text)).items():
+        for term in identifier_terms(word):
+            counts[term] = counts.get(term, 0) + count
+    return counts
 
 
 def path_terms(path: str) -> list[str]:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 import multiprocessing
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bot.context.index import Index
-from bot.context.indexer import PARALLEL_FROM, parse_many, sync
+from bot.context.indexer import PARALLEL_FROM, Sources, parse_many, sync
 from bot.context.provider import RepoContext, repo_tag_cache
-from bot.context.repo import RepoFiles
+from bot.context.repo import RepoFiles, blob_id
 from bot.context.store import TagStore, cache_version
 from bot.context.tags import FileTags
 from bot.errors import AiFixError
@@ -36,6 +37,34 @@ def test_first_index_parses_each_file_once_and_a_warm_start_parses_none(
     assert again.count == 0
     assert warm.last_sync.unchanged == CODE_FILES
     assert sorted(p for p in warm.index.files.paths if p) == sorted(p for p in SHOP if p.endswith((".py", ".js")))
+
+
+def test_a_file_edited_or_deleted_while_indexing_is_indexed_as_the_parser_read_it(
+    shop_repo: Path, tmp_path: Path
+) -> None:
+    pricing = shop_repo / "shop/pricing.py"
+
+    def editing_parser(items: Sources) -> Iterator[FileTags]:
+        # Lands after the listing read and hashed every file, before the parser reads them.
+        pricing.write_text("def surge_price(base):\n    return base * 2\n")
+        (shop_repo / "shop/emails.py").unlink()
+        return parse_many(items)
+
+    cache = tmp_path / "cache"
+    context = RepoContext(shop_repo, cache, parse=editing_parser)
+    files = context.index.files
+    fid = files.ids["shop/pricing.py"]
+    assert files.blobs[fid] == blob_id(pricing.read_bytes())
+    assert [d.name for d in files.file_definitions(fid)] == ["surge_price"]
+    assert "shop/emails.py" not in files.ids
+    context.close()
+
+    again = CountingParser()
+    warm = RepoContext(shop_repo, cache, parse=again)
+    assert again.count == 0  # the tags were stored under the blob they were read from
+    assert [d.name for d in warm.index.files.file_definitions(warm.index.files.ids["shop/pricing.py"])] == [
+        "surge_price"
+    ]
 
 
 def test_an_edit_reparses_only_that_file_and_a_revert_reuses_the_cached_blob(

@@ -1,11 +1,11 @@
-"""Tag extraction per language with the queries in bot/context/queries."""
+"""Tag extraction per language: Python read from its tokens, the others with the queries in bot/context/queries."""
 
 from __future__ import annotations
 
 import pytest
 
+from bot.context.extract import extract_tags
 from bot.context.languages import grammar_for
-from bot.context.tags import extract_tags
 
 SAMPLES = {
     "python": (

@@ -362,6 +362,33 @@ class FakeGitHub:
         with self._lock:
             return self._handle(request)
 
+    def _authorize(
+        self, op: Operation, path: str, params: dict[str, str], auth: str
+    ) -> tuple[httpx.Response | None, str | None]:
+        """(GitHub's refusal of the request's credentials, or None; the installation token it carried)."""
+        token: str | None = None
+        if path == "/app" or path.startswith("/app/"):
+            if problem := self._check_jwt(auth):
+                # GitHub's answer to a JWT it cannot verify (signed with another key, expired): 401.
+                self.violations.append(f"{op.op_id}: {problem}")
+                return httpx.Response(401, json={"message": "A JSON web token could not be decoded"}), None
+        elif path.startswith("/app-manifests/"):
+            # The manifest flow's code is the credential: GitHub takes no Authorization, and a client sending
+            # one (a token of another App) would be leaking it.
+            if auth:
+                return self._violation(f"{op.op_id}: sent an Authorization header; the code needs none"), None
+        elif path.startswith("/installation/"):
+            token = auth.split(" ", 1)[1] if " " in auth else ""
+            if problem := self._check_token(token, ""):
+                self.violations.append(f"{op.op_id}: {problem}")
+                return httpx.Response(401, json={"message": "Bad credentials"}), token
+        else:
+            token = auth.split(" ", 1)[1] if " " in auth else ""
+            if problem := self._check_token(token, f"{params.get('owner')}/{params.get('repo')}"):
+                self.violations.append(f"{op.op_id}: {problem}")
+                return httpx.Response(401, json={"message": "Bad credentials"}), token
+        return None, token
+
     def _handle(self, request: httpx.Request) -> httpx.Response:
         base_path = httpx.URL(self.base_url).path.rstrip("/")
         path = request.url.path[len(base_path) :] if request.url.path.startswith(base_path) else request.url.path
@@ -379,28 +406,9 @@ class FakeGitHub:
         problem = self._check_request(op, params, query, data)
         if problem:
             return self._violation(f"{op.op_id}: {problem}")
-        auth = request.headers.get("authorization", "")
-        token: str | None = None
-        if path == "/app" or path.startswith("/app/"):
-            if problem := self._check_jwt(auth):
-                # GitHub's answer to a JWT it cannot verify (signed with another key, expired): 401.
-                self.violations.append(f"{op.op_id}: {problem}")
-                return httpx.Response(401, json={"message": "A JSON web token could not be decoded"})
-        elif path.startswith("/app-manifests/"):
-            # The manifest flow's code is the credential: GitHub takes no Authorization, and a client sending
-            # one (a token of another App) would be leaking it.
-            if auth:
-                return self._violation(f"{op.op_id}: sent an Authorization header; the code needs none")
-        elif path.startswith("/installation/"):
-            token = auth.split(" ", 1)[1] if " " in auth else ""
-            if problem := self._check_token(token, ""):
-                self.violations.append(f"{op.op_id}: {problem}")
-                return httpx.Response(401, json={"message": "Bad credentials"})
-        else:
-            token = auth.split(" ", 1)[1] if " " in auth else ""
-            if problem := self._check_token(token, f"{params.get('owner')}/{params.get('repo')}"):
-                self.violations.append(f"{op.op_id}: {problem}")
-                return httpx.Response(401, json={"message": "Bad credentials"})
+        refused, token = self._authorize(op, path, params, request.headers.get("authorization", ""))
+        if refused is not None:
+            return refused
         call = Call(op.op_id, request.method, path, params, query, data, token)
         self.calls.append(call)
         handler = self._handlers.get(op.op_id)

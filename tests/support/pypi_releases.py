@@ -285,6 +285,8 @@ INFLECTION = Release(
 )
 
 RELEASES = (TOOLZ, INICONFIG, INFLECTION)
+DJANGO = Dist("Django", "5.1", "848a5980e8efb76eea70872fb0e4bc5e371619c70fffbe48e3e1b50b2c09455d")
+"""A large real project (2,788 Python files): what `bench/index.py` indexes and `python_tags` is checked on."""
 
 
 def _verified(path: Path, dist: Dist, fix: str) -> Path:

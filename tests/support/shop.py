@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.context.indexer import parse_many
+from bot.context.indexer import Sources, parse_many
 from bot.context.provider import RepoContext
 from bot.context.tags import FileTags
 from tests.support.repos import make_repo
@@ -22,7 +22,7 @@ class CountingParser:
     def __init__(self) -> None:
         self.count = 0
 
-    def __call__(self, items: list[tuple[bytes, str]]) -> Iterator[FileTags]:
+    def __call__(self, items: Sources) -> Iterator[FileTags]:
         self.count += len(items)
         return parse_many(items)
 
