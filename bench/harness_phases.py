@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -194,26 +195,30 @@ def run_job(world: World, project: Project, number: int) -> dict[str, Any]:
 
 
 def phases(task: dict[str, Any]) -> dict[str, float]:
-    """Seconds per phase, from the job's events and its trace (see the docstring), the model's apart."""
+    """Seconds per phase, from the job's events and its trace (see the docstring), the model's apart. A job that
+    ended before a phase (a setup that failed, say) spent nothing in it and in those after it."""
     events = task["events"]
+    end = events[-1]["at"]
     first: dict[str, float] = {}
     for e in events:
         first.setdefault(e["data"]["phase"] if e["event"] == "phase" else e["event"], e["at"])
     trace = job_trace(task["kind"], task["state"])
-    assert trace is not None, "the job kept no job directory"
-    steps = [r for r in map(json.loads, trace.read_text().splitlines()) if r["kind"] == "step"]
+    records = map(json.loads, trace.read_text().splitlines()) if trace is not None and trace.exists() else iter([])
+    steps = [r for r in records if r["kind"] == "step"]
     model = sum(s["model_s"] for s in steps)
     checks = sum(s["checks_s"] for s in steps)  # the finish step's include the final checks it verified with
-    loop_end = max(e["at"] for e in events if e["event"] == "loop")
+    setup, baseline = first.get("setup", end), first.get("baseline", end)
+    started = first.get("steps", end)
+    loop_end = max((e["at"] for e in events if e["event"] == "loop"), default=started)
     return {
-        "clone": first["setup"] - first["claimed"],
-        "setup": first["baseline"] - first["setup"],
-        "baseline": first["steps"] - first["baseline"],
+        "clone": setup - first["claimed"],
+        "setup": baseline - setup,
+        "baseline": started - baseline,
         "checks": checks,
-        "loop": loop_end - first["steps"] - model - checks,
-        "publish": events[-1]["at"] - loop_end,
+        "loop": max(loop_end - started - model - checks, 0.0),
+        "publish": end - loop_end,
         "model": model,
-        "total": events[-1]["at"] - first["claimed"],
+        "total": end - first["claimed"],
     }
 
 
@@ -227,8 +232,9 @@ def main() -> int:
     rows: list[tuple[str, int, str, dict[str, float]]] = []
     with tempfile.TemporaryDirectory(prefix="ai-fix-bench-") as tmp, ExitStack() as stack:
         root = Path(tmp)
-        # The projects' checks run `python -m pytest` with this environment's Python on PATH, as a user's would.
-        env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+        # The projects' checks run `python -m pytest` with this environment's Python first on the user's PATH, and
+        # find the user's toolchains there (rustup's cargo in ~/.cargo/bin), as a user's service would.
+        env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
         chosen = [smoke_project(root / "sample")] if args.smoke else list(projects(args.projects, root))
         worlds: dict[tuple[tuple[str, str], ...], World] = {}
         number = 1
