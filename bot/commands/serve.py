@@ -46,8 +46,8 @@ def serve_main(args: argparse.Namespace) -> int:
     closing = threading.Event()
     stores: list[Store] = []
 
-    def start() -> Starlette:
-        s = build_services()
+    def start(loaded: Settings | None = None) -> Starlette:
+        s = build_services(loaded)
         stores.append(s.store)
         for problem in start_problems(s.settings):
             log.warning("%s: %s; %s (ai-fix doctor checks everything)", problem.name, problem.detail, problem.fix)
@@ -58,7 +58,7 @@ def serve_main(args: argparse.Namespace) -> int:
         )
 
     settings = load_settings()
-    app: ASGIApp = start() if app_configured(settings) else setup_mode(args, settings, start)
+    app: ASGIApp = start(settings) if app_configured(settings) else setup_mode(args, settings, start)
     # uvicorn drains on SIGTERM/SIGINT (lifespan shutdown stops the workers), then re-raises the signal
     # under the handlers found at start: with these, a drained server (or one still starting) exits 0.
     for sig in (signal.SIGTERM, signal.SIGINT):

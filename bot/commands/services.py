@@ -49,10 +49,11 @@ def log_to_stderr() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def build_services() -> Services:
-    """Everything `serve` and `worker` need, checked at start: a bad setting stops here with one line."""
+def build_services(settings: Settings | None = None) -> Services:
+    """Everything `serve` and `worker` need, checked at start: a bad setting stops here with one line. `settings`:
+    those already loaded (else read now: after the setup page wrote its file, they must be read again)."""
     log_to_stderr()
-    settings = load_settings()
+    settings = settings or load_settings()
     require_server_settings(settings)
     store = Store.from_url(settings.database_url)
     store.init_schema()
